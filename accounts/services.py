@@ -1,0 +1,217 @@
+"""Accounts services: workspaces, API keys, confirmation tokens. Services write; selectors read."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import ALL_SCOPES, ApiKey, ConfirmationToken, Membership, User, Workspace
+from core import errors
+
+KEY_PREFIX = "service_sk_live_"
+_LOOKUP_LEN = 12
+
+
+# --- workspaces -------------------------------------------------------------------------------------
+def user_get_or_create(*, email: str) -> User:
+    email = User.objects.normalize_email(email).strip().lower()
+    user = User.objects.filter(email__iexact=email).first()
+    return user or User.objects.create_user(email=email)
+
+
+@transaction.atomic
+def workspace_create(*, owner: User, name: str | None = None) -> Workspace:
+    """A workspace owned by `owner`, with its credit account and the signup grant (SPEC 1: 300 credits)."""
+    from billing.services import account_open
+
+    workspace = Workspace.objects.create(name=name or f"{owner.email}'s workspace")
+    Membership.objects.create(user=owner, workspace=workspace, role=Membership.Role.OWNER)
+    account_open(workspace=workspace)
+    return workspace
+
+
+# --- API keys ---------------------------------------------------------------------------------------
+def _key_hash(secret: str) -> str:
+    # Keyed hash (HMAC-SHA256 under a key derived from SECRET_KEY): a leaked table cannot be brute-forced
+    # offline without the server's secret. Keys are 256-bit random, so no slow hash is needed.
+    pepper = hashlib.sha256(("api-key:" + settings.SECRET_KEY).encode()).digest()
+    return hmac.new(pepper, secret.encode(), hashlib.sha256).hexdigest()
+
+
+def normalize_scopes(scopes) -> list[str]:
+    if scopes in ("all", ["all"]):
+        return list(ALL_SCOPES)
+    out = sorted({s.strip() for s in scopes or [] if s and s.strip()})
+    unknown = [s for s in out if s not in ALL_SCOPES]
+    if unknown:
+        raise errors.InvalidRequest(f"Unknown scopes: {', '.join(unknown)}", details={"fields": {"scopes": [f"unknown scope {s}" for s in unknown]}})
+    return out
+
+
+def key_create(*, workspace: Workspace, name: str = "default", scopes=(), created_by: User | None = None) -> tuple[ApiKey, str]:
+    """Create a key; returns (key, plaintext). The plaintext is shown once and never stored."""
+    body = secrets.token_urlsafe(32)  # 43 URL-safe characters
+    while not body[:_LOOKUP_LEN].isalnum():
+        body = secrets.token_urlsafe(32)
+    plaintext = KEY_PREFIX + body
+    key = ApiKey.objects.create(
+        workspace=workspace,
+        name=(name or "default")[:100],
+        prefix=KEY_PREFIX + body[:_LOOKUP_LEN],
+        hashed_secret=_key_hash(plaintext),
+        last4=body[-4:],
+        scopes=normalize_scopes(scopes),
+        created_by=created_by,
+    )
+    return key, plaintext
+
+
+def key_authenticate(*, authorization: str | None) -> ApiKey:
+    """`Authorization: Bearer service_sk_live_…` -> the active key, or raise Unauthenticated."""
+    if not authorization:
+        raise errors.Unauthenticated()
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token.startswith(KEY_PREFIX) or len(token) < len(KEY_PREFIX) + 32:
+        raise errors.Unauthenticated()
+    key = ApiKey.objects.select_related("workspace").filter(prefix=token[: len(KEY_PREFIX) + _LOOKUP_LEN]).first()
+    if key is None or not hmac.compare_digest(key.hashed_secret, _key_hash(token)) or not key.is_active:
+        raise errors.Unauthenticated()
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # coarse, to keep hot paths write-light
+        key.last_used_at = now
+    return key
+
+
+def key_revoke(*, key: ApiKey) -> ApiKey:
+    if key.revoked_at is None:
+        ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        key.refresh_from_db()
+    return key
+
+
+# --- confirmation tokens (CONTRACT section 3) -------------------------------------------------------
+TOKEN_PREFIX = "ct_"
+QUOTE_TTL = timedelta(minutes=15)
+LAUNCH_TTL = timedelta(hours=24)
+
+
+def params_canonical_hash(params: dict) -> str:
+    clean = {k: v for k, v in params.items() if k not in ("confirmation_token",)}
+    blob = json.dumps(clean, sort_keys=True, separators=(",", ":"), cls=DjangoJSONEncoder, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _token_hash(plaintext: str) -> str:
+    return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+def approval_url(token: ConfirmationToken) -> str:
+    return f"{settings.BASE_URL}/console/approvals/{token.id}/"
+
+
+def token_issue(*, workspace: Workspace, verb: str, params: dict, ttl: timedelta, summary: dict | None = None,
+                request_id: str = "") -> tuple[ConfirmationToken, str]:
+    plaintext = TOKEN_PREFIX + secrets.token_urlsafe(24)
+    clean = json.loads(json.dumps({k: v for k, v in params.items() if k != "confirmation_token"}, cls=DjangoJSONEncoder))
+    token = ConfirmationToken.objects.create(
+        workspace=workspace,
+        token_hash=_token_hash(plaintext),
+        token_hint=plaintext[:8],
+        verb=verb,
+        params_hash=params_canonical_hash(clean),
+        params=clean,
+        summary=json.loads(json.dumps(summary or {}, cls=DjangoJSONEncoder)),
+        expires_at=timezone.now() + ttl,
+        issued_request_id=request_id,
+    )
+    from accounts.signals import approval_requested
+
+    transaction.on_commit(lambda: approval_requested.send(sender=ConfirmationToken, token=token))
+    return token, plaintext
+
+
+def token_fields(token: ConfirmationToken, plaintext: str) -> dict:
+    """What an issuing response carries (CONTRACT section 3)."""
+    return {
+        "confirmation_token": plaintext,
+        "confirmation_expires_at": token.expires_at,
+        "approval_url": approval_url(token),
+    }
+
+
+def _decide(token: ConfirmationToken, *, user: User | None, status: str) -> ConfirmationToken:
+    with transaction.atomic():
+        locked = ConfirmationToken.objects.select_for_update().get(pk=token.pk)
+        if locked.is_expired:
+            locked.status = ConfirmationToken.Status.EXPIRED
+            locked.save(update_fields=["status"])
+            raise errors.ConfirmationExpired()
+        if locked.status == status:
+            return locked  # repeating a decision is harmless
+        if locked.status != ConfirmationToken.Status.PENDING:
+            raise errors.InvalidRequest(f"This token is already {locked.status}.")
+        locked.status = status
+        locked.decided_by = user
+        locked.decided_at = timezone.now()
+        locked.save(update_fields=["status", "decided_by", "decided_at"])
+        return locked
+
+
+def token_approve(*, token: ConfirmationToken, user: User | None) -> ConfirmationToken:
+    return _decide(token, user=user, status=ConfirmationToken.Status.APPROVED)
+
+
+def token_deny(*, token: ConfirmationToken, user: User | None) -> ConfirmationToken:
+    return _decide(token, user=user, status=ConfirmationToken.Status.DENIED)
+
+
+def token_lookup(*, plaintext: str) -> ConfirmationToken | None:
+    if not isinstance(plaintext, str) or not plaintext.startswith(TOKEN_PREFIX):
+        return None
+    return ConfirmationToken.objects.filter(token_hash=_token_hash(plaintext)).first()
+
+
+def token_consume(*, workspace: Workspace, verb: str, params: dict, plaintext: str, request_id: str = "") -> ConfirmationToken:
+    """Use an approved token exactly once. Call inside the transaction that performs the action, so a
+    failure of the action gives the token back. Raises the confirmation_* errors of CONTRACT section 2."""
+    token = token_lookup(plaintext=plaintext)
+    if token is None or token.workspace_id != workspace.pk:
+        raise errors.ConfirmationInvalid("Unknown confirmation token.")
+    if token.verb != verb or token.params_hash != params_canonical_hash(params):
+        raise errors.ConfirmationInvalid(
+            "The call's parameters differ from those approved; request a new token.",
+            details={"approved_params": token.params},
+        )
+    locked = ConfirmationToken.objects.select_for_update().get(pk=token.pk)
+    if locked.status == ConfirmationToken.Status.DENIED:
+        raise errors.ConfirmationDenied()
+    if locked.status == ConfirmationToken.Status.USED:
+        raise errors.ConfirmationUsed()
+    if locked.status == ConfirmationToken.Status.EXPIRED or locked.is_expired:
+        raise errors.ConfirmationExpired()
+    if locked.status == ConfirmationToken.Status.PENDING:
+        raise errors.ConfirmationPending(details={"approval_url": approval_url(locked)})
+    updated = ConfirmationToken.objects.filter(pk=locked.pk, status=ConfirmationToken.Status.APPROVED).update(
+        status=ConfirmationToken.Status.USED, used_at=timezone.now(), used_request_id=request_id
+    )
+    if updated != 1:  # lost a race with another consumer
+        raise errors.ConfirmationUsed()
+    locked.refresh_from_db()
+    return locked
+
+
+def tokens_expire() -> int:
+    """Mark pending/approved tokens past their expiry as expired (periodic)."""
+    return ConfirmationToken.objects.filter(
+        status__in=[ConfirmationToken.Status.PENDING, ConfirmationToken.Status.APPROVED], expires_at__lte=timezone.now()
+    ).update(status=ConfirmationToken.Status.EXPIRED)

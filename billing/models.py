@@ -1,0 +1,145 @@
+"""Money: integer micro-credits, an append-only ledger, holds that resolve once.
+
+The balance is a cached sum of the ledger, updated in the same transaction as the entry. Database
+constraints guarantee the available balance (balance - reserved) never goes below zero.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from accounts.models import ApiKey, Workspace
+
+
+class CreditAccount(models.Model):
+    workspace = models.OneToOneField(Workspace, on_delete=models.PROTECT, primary_key=True, related_name="credit_account")
+    balance_micros = models.BigIntegerField(default=0)
+    reserved_micros = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(reserved_micros__gte=0), name="reserved_not_negative"),
+            models.CheckConstraint(condition=Q(balance_micros__gte=F("reserved_micros")), name="available_not_negative"),
+        ]
+
+    @property
+    def available_micros(self) -> int:
+        return self.balance_micros - self.reserved_micros
+
+    def __str__(self):
+        return f"account {self.workspace_id}"
+
+
+class AppendOnly(Exception):
+    pass
+
+
+class LedgerEntry(models.Model):
+    class Kind(models.TextChoices):
+        SIGNUP_GRANT = "signup_grant"
+        GRANT = "grant"
+        TOPUP = "topup"
+        CHARGE = "charge"
+        REFUND = "refund"
+        UPKEEP = "upkeep"
+        ADJUSTMENT = "adjustment"
+
+    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="entries")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    amount_micros = models.BigIntegerField(help_text="Signed: credits in are positive, charges negative.")
+    balance_after_micros = models.BigIntegerField()
+    request_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    verb = models.CharField(max_length=64, blank=True, default="")
+    memo = models.CharField(max_length=500, blank=True, default="")
+    external_ref = models.CharField(max_length=200, null=True, blank=True, help_text="e.g. a payment event id")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "external_ref"], condition=Q(external_ref__isnull=False), name="uniq_ledger_external_ref"),
+        ]
+        indexes = [models.Index(fields=["account", "kind", "-id"])]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise AppendOnly("ledger entries are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnly("ledger entries are append-only")
+
+
+class Hold(models.Model):
+    """Authorize / capture / void: a hold resolves exactly once."""
+
+    class Status(models.TextChoices):
+        HELD = "held"
+        CAPTURED = "captured"
+        RELEASED = "released"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="holds")
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    amount_micros = models.BigIntegerField()
+    captured_micros = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.HELD)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "expires_at"])]
+        constraints = [models.CheckConstraint(condition=Q(amount_micros__gt=0), name="hold_positive")]
+
+
+class RequestRecord(models.Model):
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        INTERRUPTED = "interrupted"
+
+    id = models.CharField(max_length=64, primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="requests")
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    verb = models.CharField(max_length=64)
+    channel = models.CharField(max_length=8, default="rest")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IN_PROGRESS)
+    http_status = models.IntegerField(null=True, blank=True)
+    credits_charged_micros = models.BigIntegerField(default=0)
+    error = models.JSONField(null=True, blank=True)
+    usage = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"]),
+            models.Index(fields=["workspace", "verb", "created_at"]),
+        ]
+
+
+class IdempotencyRecord(models.Model):
+    class State(models.TextChoices):
+        IN_PROGRESS = "in_progress"
+        COMPLETED = "completed"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    verb = models.CharField(max_length=64)
+    body_hash = models.CharField(max_length=64)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.IN_PROGRESS)
+    request_id = models.CharField(max_length=64)
+    response_status = models.IntegerField(null=True, blank=True)
+    response_body = models.BinaryField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="uniq_idempotency_key")]

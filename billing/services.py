@@ -1,0 +1,233 @@
+"""Billing services. Every balance change is one ledger entry plus one conditional UPDATE of the cached
+balance in the same transaction; available balance never goes below zero under any concurrency."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import Workspace
+from billing.models import CreditAccount, Hold, IdempotencyRecord, LedgerEntry, RequestRecord
+from core import errors
+from core.money import credits, format_credits
+
+logger = logging.getLogger(__name__)
+
+SIGNUP_GRANT = credits(300)
+
+
+# --- accounts and ledger ----------------------------------------------------------------------------
+def account_open(*, workspace: Workspace) -> CreditAccount:
+    with transaction.atomic():
+        account, created = CreditAccount.objects.get_or_create(workspace=workspace)
+        if created:
+            _post(account_id=account.pk, kind=LedgerEntry.Kind.SIGNUP_GRANT, amount=SIGNUP_GRANT, memo="Free signup credits")
+    account.refresh_from_db()
+    return account
+
+
+def _post(*, account_id, kind: str, amount: int, memo: str = "", request_id: str = "", verb: str = "",
+          external_ref: str | None = None, created_by=None, require_available: bool = False) -> LedgerEntry:
+    """Append one ledger entry and move the cached balance by `amount`, atomically. A debit with
+    `require_available` only happens when the available balance covers it (else InsufficientCredits)."""
+    assert transaction.get_connection().in_atomic_block, "ledger posts need a transaction"
+    qs = CreditAccount.objects.filter(pk=account_id)
+    if amount < 0 and require_available:
+        qs = qs.filter(balance_micros__gte=F("reserved_micros") - amount)
+    if qs.update(balance_micros=F("balance_micros") + amount) != 1:
+        raise errors.InsufficientCredits()
+    balance_after = CreditAccount.objects.values_list("balance_micros", flat=True).get(pk=account_id)
+    return LedgerEntry.objects.create(
+        account_id=account_id, kind=kind, amount_micros=amount, balance_after_micros=balance_after, memo=memo[:500],
+        request_id=request_id, verb=verb, external_ref=external_ref, created_by=created_by,
+    )
+
+
+def credits_grant(*, workspace: Workspace, amount: int, memo: str = "", kind: str = LedgerEntry.Kind.GRANT,
+                  created_by=None, external_ref: str | None = None) -> LedgerEntry | None:
+    """Add credits. With `external_ref` (a payment event id) the grant happens at most once: a repeat
+    returns None."""
+    if amount <= 0:
+        raise errors.InvalidRequest("A grant must be a positive amount.")
+    try:
+        with transaction.atomic():
+            return _post(account_id=workspace.pk, kind=kind, amount=amount, memo=memo, created_by=created_by,
+                         external_ref=external_ref)
+    except IntegrityError:
+        if external_ref and LedgerEntry.objects.filter(kind=kind, external_ref=external_ref).exists():
+            return None
+        raise
+
+
+def credits_refund(*, workspace: Workspace, amount: int, memo: str = "", request_id: str = "", verb: str = "",
+                   external_ref: str | None = None) -> LedgerEntry | None:
+    if amount <= 0:
+        return None
+    try:
+        with transaction.atomic():
+            return _post(account_id=workspace.pk, kind=LedgerEntry.Kind.REFUND, amount=amount, memo=memo,
+                         request_id=request_id, verb=verb, external_ref=external_ref)
+    except IntegrityError:
+        if external_ref and LedgerEntry.objects.filter(kind=LedgerEntry.Kind.REFUND, external_ref=external_ref).exists():
+            return None
+        raise
+
+
+def credits_debit(*, workspace: Workspace, amount: int, kind: str, memo: str = "", request_id: str = "",
+                  verb: str = "", external_ref: str | None = None) -> LedgerEntry:
+    """Take credits outside a hold (e.g. monthly upkeep). Raises InsufficientCredits if not available."""
+    if amount <= 0:
+        raise ValueError("debit amount must be positive")
+    with transaction.atomic():
+        return _post(account_id=workspace.pk, kind=kind, amount=-amount, memo=memo, request_id=request_id, verb=verb,
+                     external_ref=external_ref, require_available=True)
+
+
+def account_get(*, workspace: Workspace) -> CreditAccount:
+    return CreditAccount.objects.get(pk=workspace.pk)
+
+
+# --- holds: authorize / capture / void --------------------------------------------------------------
+def hold_place(*, workspace: Workspace, amount: int, request_id: str = "") -> Hold:
+    """Reserve `amount` if the available balance covers it: one conditional UPDATE, never read-then-write."""
+    if amount <= 0:
+        raise ValueError("hold amount must be positive")
+    with transaction.atomic():
+        updated = CreditAccount.objects.filter(
+            pk=workspace.pk, balance_micros__gte=F("reserved_micros") + amount
+        ).update(reserved_micros=F("reserved_micros") + amount)
+        if updated != 1:
+            account = CreditAccount.objects.filter(pk=workspace.pk).first()
+            available = account.available_micros if account else 0
+            raise errors.InsufficientCredits(
+                details={"required": format_credits(amount), "credits_available": format_credits(available)}
+            )
+        return Hold.objects.create(
+            account_id=workspace.pk, request_id=request_id, amount_micros=amount,
+            expires_at=timezone.now() + timedelta(seconds=settings.HOLD_TTL_SECONDS),
+        )
+
+
+def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> int:
+    """Capture `charge` of the hold and release the rest, once. Returns what was charged.
+
+    A charge above the hold is taken only as far as the available balance allows (never below zero).
+    Settling an already resolved hold changes nothing and returns what it captured."""
+    if charge < 0:
+        raise ValueError("charge must not be negative")
+    with transaction.atomic():
+        locked = Hold.objects.select_for_update().get(pk=hold.pk)
+        if locked.status != Hold.Status.HELD:
+            return locked.captured_micros
+        account = CreditAccount.objects.select_for_update().get(pk=locked.account_id)
+        final = min(charge, locked.amount_micros)
+        if charge > locked.amount_micros:
+            final += min(charge - locked.amount_micros, max(0, account.balance_micros - account.reserved_micros))
+        CreditAccount.objects.filter(pk=account.pk).update(reserved_micros=F("reserved_micros") - locked.amount_micros)
+        if final > 0:
+            _post(account_id=account.pk, kind=LedgerEntry.Kind.CHARGE, amount=-final, request_id=locked.request_id,
+                  verb=verb, memo=memo)
+        locked.status = Hold.Status.CAPTURED if final > 0 else Hold.Status.RELEASED
+        locked.captured_micros = final
+        locked.resolved_at = timezone.now()
+        locked.save(update_fields=["status", "captured_micros", "resolved_at"])
+        hold.status, hold.captured_micros = locked.status, final
+        return final
+
+
+def hold_release(*, hold: Hold) -> None:
+    hold_settle(hold=hold, charge=0)
+
+
+def holds_release_expired() -> int:
+    """Release holds whose request crashed before settling (periodic task)."""
+    released = 0
+    for hold in Hold.objects.filter(status=Hold.Status.HELD, expires_at__lte=timezone.now()).only("pk")[:1000]:
+        hold_release(hold=hold)
+        released += 1
+    if released:
+        logger.warning("released %d expired holds", released)
+    return released
+
+
+# --- request records --------------------------------------------------------------------------------
+def request_open(*, request_id: str, workspace: Workspace, verb: str, api_key=None, channel: str = "rest") -> RequestRecord:
+    return RequestRecord.objects.create(id=request_id, workspace=workspace, verb=verb, api_key=api_key, channel=channel)
+
+
+def request_close(*, request_id: str, status: str, http_status: int, charged: int = 0, error: dict | None = None,
+                  usage: dict | None = None) -> None:
+    fields = {"status": status, "http_status": http_status, "credits_charged_micros": charged, "error": error,
+              "completed_at": timezone.now()}
+    if usage is not None:
+        fields["usage"] = usage
+    RequestRecord.objects.filter(pk=request_id).update(**fields)
+
+
+# --- idempotency (CONTRACT section 2) ---------------------------------------------------------------
+IN_PROGRESS_LEASE = timedelta(minutes=15)
+
+
+@dataclass
+class Replay:
+    status: int
+    body: bytes
+    request_id: str
+
+
+def body_hash(data: dict) -> str:
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def idempotency_begin(*, workspace: Workspace, key: str, verb: str, data: dict, request_id: str) -> Replay | None:
+    """Claim `key` for this call. Returns a Replay for a completed original; raises 409s; None to proceed."""
+    digest = body_hash(data)
+    now = timezone.now()
+    for _ in range(3):
+        try:
+            with transaction.atomic():
+                IdempotencyRecord.objects.create(
+                    workspace=workspace, key=key, verb=verb, body_hash=digest, request_id=request_id,
+                    expires_at=now + timedelta(hours=settings.IDEMPOTENCY_TTL_HOURS),
+                )
+            return None
+        except IntegrityError:
+            pass
+        existing = IdempotencyRecord.objects.filter(workspace=workspace, key=key).first()
+        if existing is None:
+            continue
+        if existing.expires_at <= now:
+            IdempotencyRecord.objects.filter(pk=existing.pk, expires_at__lte=now).delete()
+            continue
+        if existing.verb != verb or existing.body_hash != digest:
+            raise errors.IdempotencyKeyReused(details={"original_request_id": existing.request_id})
+        if existing.state == IdempotencyRecord.State.COMPLETED:
+            return Replay(status=existing.response_status, body=bytes(existing.response_body), request_id=existing.request_id)
+        if now - existing.created_at > IN_PROGRESS_LEASE:
+            # The original crashed mid-flight long ago; take the key over.
+            if IdempotencyRecord.objects.filter(pk=existing.pk, state=IdempotencyRecord.State.IN_PROGRESS,
+                                                created_at=existing.created_at).delete()[0]:
+                continue
+        raise errors.IdempotencyInProgress(details={"original_request_id": existing.request_id})
+    raise errors.IdempotencyInProgress()
+
+
+def idempotency_complete(*, workspace: Workspace, key: str, request_id: str, status: int, body: bytes, store: bool) -> None:
+    qs = IdempotencyRecord.objects.filter(workspace=workspace, key=key, request_id=request_id)
+    if store:
+        qs.update(state=IdempotencyRecord.State.COMPLETED, response_status=status, response_body=body)
+    else:
+        qs.delete()  # retryable outcomes are not stored: the same key executes again
+
+
+def idempotency_purge() -> int:
+    return IdempotencyRecord.objects.filter(expires_at__lte=timezone.now()).delete()[0]

@@ -1,0 +1,59 @@
+"""State reads (SPEC 4.10): free, GET, and not wrapped in the billing envelope."""
+
+from rest_framework import serializers
+
+from billing import selectors
+from core import errors
+from core.verbs import Outcome, StrictSerializer, Verb, register
+
+
+class UsageRowSerializer(serializers.Serializer):
+    verb = serializers.CharField()
+    calls = serializers.IntegerField()
+    credits_charged = serializers.CharField()
+
+
+class UsageSerializer(serializers.Serializer):
+    credits_balance = serializers.CharField()
+    credits_reserved = serializers.CharField(help_text="Held by calls in flight.")
+    credits_available = serializers.CharField()
+    last_30_days = UsageRowSerializer(many=True)
+
+
+class RequestRecordSerializer(serializers.Serializer):
+    request_id = serializers.CharField()
+    verb = serializers.CharField()
+    status = serializers.ChoiceField(choices=["in_progress", "succeeded", "failed", "interrupted"])
+    credits_charged = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+    error = serializers.DictField(required=False)
+    usage = serializers.DictField(required=False)
+
+
+class RequestIdIn(StrictSerializer):
+    request_id = serializers.CharField(max_length=64, help_text="The request_id of a previous call.")
+
+
+def run_usage(ctx) -> Outcome:
+    return Outcome(result=selectors.usage_get(workspace=ctx.workspace))
+
+
+def run_get_request(ctx, *, request_id: str) -> Outcome:
+    return Outcome(result=selectors.request_get(workspace=ctx.workspace, request_id=request_id))
+
+
+usage = register(Verb(
+    name="usage", mcp_name="get_usage", path="/v1/usage", method="GET", run=run_usage, input=None,
+    output=UsageSerializer, envelope=False, record=False, tags=("state",),
+    summary="Credit balance, holds and the last 30 days of usage per verb",
+    description="Free. `credits_available` = `credits_balance` - `credits_reserved`.",
+))
+
+get_request = register(Verb(
+    name="get_request", path="/v1/requests/<str:request_id>", method="GET", run=run_get_request,
+    input=RequestIdIn, output=RequestRecordSerializer, envelope=False, record=False, tags=("state",),
+    errors=(errors.NotFound,),
+    summary="Status and final billing of a previous request",
+    description="Free. Includes interrupted streams and their usage. Another workspace's id is 404.",
+))

@@ -1,0 +1,293 @@
+"""Settings: every environment variable of CONTRACT section 1, read in this one place with its default."""
+
+import os
+from pathlib import Path
+from urllib.parse import urlparse
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    return default if value is None or value == "" else value
+
+
+def env_int(name: str, default: int) -> int:
+    raw = env(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = env(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+# --- CONTRACT section 1 -----------------------------------------------------------------------------
+HOST = env("HOST", "127.0.0.1")
+PORT = env_int("PORT", 8000)
+DATA_DIR = Path(env("DATA_DIR", str(BASE_DIR / "var"))).resolve()
+SANDBOX = env_bool("SANDBOX", True)
+DATABASE_URL = env("DATABASE_URL", f"sqlite:///{DATA_DIR / 'db.sqlite3'}")
+REDIS_URL = env("REDIS_URL")
+BASE_URL = (env("BASE_URL") or f"http://{HOST}:{PORT}").rstrip("/")
+MAIL_SINK_DIR = Path(env("MAIL_SINK_DIR", str(DATA_DIR / "mail"))).resolve()
+SANDBOX_SMTP_PORT = env_int("SANDBOX_SMTP_PORT", 2525)
+SANDBOX_PROVISION_SECONDS = float(env("SANDBOX_PROVISION_SECONDS", "2"))
+SCHEDULER_TICK_SECONDS = env_int("SCHEDULER_TICK_SECONDS", 5 if SANDBOX else 60)
+VERIFIER_NAMESERVERS = [s.strip() for s in (env("VERIFIER_NAMESERVERS", "") or "").split(",") if s.strip()]
+VERIFIER_SMTP_PORT = env_int("VERIFIER_SMTP_PORT", 25)
+VERIFIER_TIMEOUT_SECONDS = float(env("VERIFIER_TIMEOUT_SECONDS", "10"))
+VERIFIER_ALLOW_PRIVATE_NETWORKS = env_bool("VERIFIER_ALLOW_PRIVATE_NETWORKS", False)
+BASE_HOST = urlparse(BASE_URL).hostname or "localhost"
+VERIFIER_HELO_NAME = env("VERIFIER_HELO_NAME", BASE_HOST)
+VERIFIER_MAIL_FROM = env("VERIFIER_MAIL_FROM", f"verify@{BASE_HOST}")
+LLM_MODELS_FILE = env("LLM_MODELS_FILE", str(BASE_DIR / "llmproxy" / "models.json"))
+STRIPE_SECRET_KEY = env("STRIPE_SECRET_KEY")
+STRIPE_WEBHOOK_SECRET = env("STRIPE_WEBHOOK_SECRET")
+RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 300)
+
+_DEV_SECRET_KEY = "sandbox-only-insecure-development-key-do-not-use-in-production"
+SECRET_KEY = env("SECRET_KEY")
+if not SECRET_KEY:
+    if not SANDBOX:
+        raise ImproperlyConfigured("SECRET_KEY is required when SANDBOX=0")
+    SECRET_KEY = _DEV_SECRET_KEY
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = ["*"]
+CSRF_TRUSTED_ORIGINS = [f"{urlparse(BASE_URL).scheme}://{urlparse(BASE_URL).netloc}"]
+if not SANDBOX and BASE_URL.startswith("https://"):
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+# --- Django -----------------------------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_celery_beat",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "core",
+    "accounts",
+    "billing",
+    "leads",
+    "sending",
+    "campaigns",
+    "replies",
+    "llmproxy",
+    "mcpserver",
+]
+
+MIDDLEWARE = [
+    "core.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "core.context_processors.service",
+            ],
+        },
+    }
+]
+
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = None
+
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        # IMMEDIATE: a write transaction takes the write lock at BEGIN, so two writers queue on the
+        # busy timeout instead of failing with "database is locked" when upgrading a read lock.
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+else:
+    DATABASES["default"].setdefault("OPTIONS", {})
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file, not :memory:, so tests that race real threads see one database with real locking.
+    DATABASES["default"]["TEST"] = {"NAME": env("TEST_DATABASE_NAME", str(DATA_DIR / "test-db.sqlite3"))}
+
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "service"}}
+
+AUTH_USER_MODEL = "accounts.User"
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+AUTH_PASSWORD_VALIDATORS: list = []
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
+
+# CONTRACT section 2: bodies up to 16 MiB.
+MAX_BODY_BYTES = 16 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 100_000
+
+# --- mail -------------------------------------------------------------------------------------------
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", f"no-reply@{BASE_HOST}")
+if SANDBOX:
+    EMAIL_BACKEND = "core.mail.MaildirEmailBackend"
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = env("EMAIL_HOST", "localhost")
+    EMAIL_PORT = env_int("EMAIL_PORT", 587)
+    EMAIL_HOST_USER = env("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+
+# --- DRF and OpenAPI --------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "core.errors.drf_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Outbound service API",
+    "DESCRIPTION": (
+        "Prepaid-credit API for the outbound sales loop: find leads, intent signals, enrichment, "
+        "verification, sending capacity, campaigns, replies and LLM passthrough, metered from one balance. "
+        "Every verb response is `{result, service}`; every error is `{error: {code, message, request_id}}`."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SERVERS": [{"url": BASE_URL}],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["core.openapi.only_public_paths"],
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "service_sk_live_…"}}
+    },
+    "SECURITY": [{"ApiKey": []}],
+}
+
+# --- allauth (console sign-in: passwordless) ----------------------------------------------------------
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*"]
+ACCOUNT_USER_MODEL_USERNAME_FIELD = None
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_LOGIN_BY_CODE_ENABLED = True
+ACCOUNT_LOGIN_BY_CODE_REQUIRED = True
+ACCOUNT_LOGIN_BY_CODE_MAX_ATTEMPTS = 3
+ACCOUNT_LOGIN_BY_CODE_TIMEOUT = 600
+ACCOUNT_EMAIL_VERIFICATION_BY_CODE_ENABLED = True
+ACCOUNT_PASSWORD_REQUIRED = False
+ACCOUNT_RATE_LIMITS = {"login": "30/m/ip", "login_failed": "10/m/ip,5/5m/key", "confirm_email": "1/3m/key"}
+LOGIN_URL = "/console/auth/login/"
+LOGIN_REDIRECT_URL = "/console/"
+ACCOUNT_LOGOUT_REDIRECT_URL = "/console/auth/login/"
+SOCIALACCOUNT_ONLY = False
+SOCIALACCOUNT_PROVIDERS: dict = {}
+if env("OIDC_CLIENT_ID") and env("OIDC_SERVER_URL"):
+    SOCIALACCOUNT_PROVIDERS["openid_connect"] = {
+        "APPS": [
+            {
+                "provider_id": env("OIDC_PROVIDER_ID", "oidc"),
+                "name": env("OIDC_PROVIDER_NAME", "Single sign-on"),
+                "client_id": env("OIDC_CLIENT_ID"),
+                "secret": env("OIDC_CLIENT_SECRET", ""),
+                "settings": {"server_url": env("OIDC_SERVER_URL")},
+            }
+        ]
+    }
+
+# --- Celery -----------------------------------------------------------------------------------------
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+BROKER_DIR = DATA_DIR / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+CELERY_BEAT_SCHEDULE = {
+    "billing-release-expired-holds": {"task": "billing.tasks.release_expired_holds", "schedule": 60.0},
+    "billing-purge-idempotency": {"task": "billing.tasks.purge_idempotency_records", "schedule": 3600.0},
+    "accounts-expire-tokens": {"task": "accounts.tasks.expire_confirmation_tokens", "schedule": 60.0},
+}
+
+# Holds of requests that crashed are released after this long.
+HOLD_TTL_SECONDS = env_int("HOLD_TTL_SECONDS", 3600)
+IDEMPOTENCY_TTL_HOURS = env_int("IDEMPOTENCY_TTL_HOURS", 24)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from core.views import healthz, readyz, verb_urlpatterns
+
+handler400 = "core.errors.handler400"
+handler403 = "core.errors.handler403"
+handler404 = "core.errors.handler404"
+handler500 = "core.errors.handler500"
+
+urlpatterns = [
+    path("healthz", healthz),
+    path("readyz", readyz),
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),
+    path("docs/redoc", SpectacularRedocView.as_view(url_name="openapi"), name="redoc"),
+    path("admin/", admin.site.urls),
+    path("console/", include("accounts.console_urls")),
+    path("", RedirectView.as_view(url="/console/", permanent=False)),
+    *verb_urlpatterns(),
+]

@@ -1,0 +1,116 @@
+"""`manage.py serve`: the whole service in the foreground, as supervised child processes.
+
+Children: the ASGI web server (API, MCP, console), a Celery worker, Celery beat, and in sandbox mode the
+inbound SMTP listener. SIGINT/SIGTERM stop all of them; if one dies the others are stopped too; each
+child is also tied to this process with PR_SET_PDEATHSIG, so even a SIGKILL of `serve` leaves no orphans.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():  # runs in the child between fork and exec
+    os.setpgrp()  # own process group: a terminal's Ctrl-C reaches serve, which stops children in order
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        except OSError:
+            pass
+
+
+def child_commands() -> dict[str, list[str]]:
+    py = sys.executable
+    manage = str(settings.BASE_DIR / "manage.py")
+    cmds = {
+        "web": [py, "-m", "uvicorn", "config.asgi:application", "--host", settings.HOST, "--port", str(settings.PORT),
+                "--lifespan", "on", "--timeout-graceful-shutdown", "5"],
+        "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO", "--pool", "threads",
+                   "--concurrency", os.environ.get("WORKER_CONCURRENCY", "4"), "--without-gossip", "--without-mingle",
+                   "--hostname", f"worker-{os.getpid()}@%h"],
+        "beat": [py, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
+                 "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"],
+    }
+    if settings.SANDBOX and settings.SANDBOX_SMTP_PORT and _has_command("smtp_inbound"):
+        cmds["smtp"] = [py, manage, "smtp_inbound"]
+    return cmds
+
+
+def _has_command(name: str) -> bool:
+    from django.core.management import get_commands
+
+    return name in get_commands()
+
+
+class Command(BaseCommand):
+    help = "Run the web server, worker(s), scheduler and sandbox SMTP listener in the foreground."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--only", help="comma-separated subset of: web,worker,beat,smtp")
+
+    def handle(self, *args, **opts):
+        from config.celery import ensure_broker_dirs
+
+        ensure_broker_dirs()
+        commands = child_commands()
+        if opts.get("only"):
+            wanted = {n.strip() for n in opts["only"].split(",")}
+            commands = {k: v for k, v in commands.items() if k in wanted}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        children: dict[str, subprocess.Popen] = {}
+        stopping = False
+
+        def stop(signum=None, frame=None):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        for name, cmd in commands.items():
+            children[name] = subprocess.Popen(cmd, env=env, cwd=str(settings.BASE_DIR), preexec_fn=_die_with_parent)
+            self.stdout.write(f"[serve] started {name} (pid {children[name].pid})")
+        self.stdout.write(f"[serve] listening on {settings.BASE_URL}")
+        self.stdout.flush()
+        exit_code = 0
+        try:
+            while not stopping:
+                for name, proc in children.items():
+                    if proc.poll() is not None:
+                        self.stderr.write(f"[serve] {name} exited with {proc.returncode}; stopping everything")
+                        exit_code = 1
+                        stopping = True
+                        break
+                time.sleep(0.2)
+        finally:
+            self._stop_all(children)
+        if exit_code:
+            sys.exit(exit_code)
+
+    def _stop_all(self, children: dict[str, subprocess.Popen]) -> None:
+        for proc in children.values():
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 10
+        for proc in children.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+        self.stdout.write("[serve] stopped")

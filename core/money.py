@@ -1,0 +1,46 @@
+"""Credit strings <-> integer micro-credits (CONTRACT section 2).
+
+1 credit = 1,000,000 micro-credits. Canonical strings: no exponent, no trailing zeros, no trailing dot,
+"0" for zero, at most 6 decimals. Money never touches a float.
+"""
+
+import re
+from decimal import Decimal
+
+MICROS_PER_CREDIT = 1_000_000
+_CREDIT_RE = re.compile(r"^(?P<sign>-?)(?P<int>\d+)(?:\.(?P<frac>\d{1,6}))?$")
+
+
+class InvalidCreditString(ValueError):
+    pass
+
+
+def parse_credits(value: str, *, allow_negative: bool = False) -> int:
+    """Parse a decimal credit string into micro-credits. Raises InvalidCreditString."""
+    if not isinstance(value, str):
+        raise InvalidCreditString("must be a decimal string such as \"5\" or \"0.25\"")
+    match = _CREDIT_RE.match(value.strip())
+    if not match:
+        raise InvalidCreditString("must be a decimal string with at most 6 decimals, such as \"5\" or \"0.25\"")
+    if match["sign"] and not allow_negative:
+        raise InvalidCreditString("must not be negative")
+    micros = int(match["int"]) * MICROS_PER_CREDIT + int((match["frac"] or "").ljust(6, "0") or 0)
+    return -micros if match["sign"] else micros
+
+
+def format_credits(micros: int) -> str:
+    """Render micro-credits as a canonical credit string."""
+    if not isinstance(micros, int) or isinstance(micros, bool):
+        raise TypeError("micro-credits are integers")
+    sign = "-" if micros < 0 else ""
+    whole, frac = divmod(abs(micros), MICROS_PER_CREDIT)
+    if frac == 0:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{str(frac).rjust(6, '0').rstrip('0')}"
+
+
+def credits(value: str | int | Decimal) -> int:
+    """Micro-credits from a literal written in credits, for prices in code: credits("0.2") == 200_000."""
+    if isinstance(value, int):
+        return value * MICROS_PER_CREDIT
+    return parse_credits(str(value), allow_negative=True)

@@ -1,0 +1,63 @@
+"""Rolling-minute rate limit per key (SPEC 8, CONTRACT 2), shared by every process through Django's cache.
+
+Counts live in one-second buckets; the window is the last 60 buckets. A request increments its bucket
+first and then sums the window, so concurrent requests can only be refused too eagerly, never admitted
+past the limit. A refused request gives its increment back. With REDIS_URL set the cache is Redis, so
+every web process shares the counts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+
+WINDOW = 60
+
+
+@dataclass
+class RateInfo:
+    limit: int
+    remaining: int
+    reset: int  # seconds until a slot frees up
+    allowed: bool
+
+    def headers(self) -> dict[str, str]:
+        h = {"RateLimit-Limit": str(self.limit), "RateLimit-Remaining": str(self.remaining), "RateLimit-Reset": str(self.reset)}
+        if not self.allowed:
+            h["Retry-After"] = str(max(1, self.reset))
+        return h
+
+
+def _bucket_key(subject: str, second: int) -> str:
+    return f"rl:{subject}:{second}"
+
+
+def hit(subject: str, *, limit: int | None = None, now: float | None = None) -> RateInfo:
+    limit = settings.RATE_LIMIT_PER_MINUTE if limit is None else limit
+    now_s = int(now if now is not None else time.time())
+    key = _bucket_key(subject, now_s)
+    if not cache.add(key, 1, timeout=WINDOW + 5):
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, timeout=WINDOW + 5)
+    seconds = list(range(now_s - WINDOW + 1, now_s + 1))
+    counts = cache.get_many([_bucket_key(subject, s) for s in seconds])
+    total = 0
+    oldest = None
+    for s in seconds:
+        c = counts.get(_bucket_key(subject, s)) or 0
+        if c and oldest is None:
+            oldest = s
+        total += c
+    reset = (oldest + WINDOW - now_s) if oldest is not None else 0
+    if total > limit:
+        try:
+            cache.decr(key)
+        except ValueError:
+            pass
+        return RateInfo(limit=limit, remaining=0, reset=max(1, reset), allowed=False)
+    return RateInfo(limit=limit, remaining=max(0, limit - total), reset=max(0, reset), allowed=True)

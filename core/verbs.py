@@ -1,0 +1,256 @@
+"""The verb registry and the one pipeline every verb runs through, whichever door (REST or MCP) it came in by.
+
+`execute` does, in order: rate limit -> scope -> idempotency begin (replay or 409) -> open the request
+record -> validate input -> place the hold (402 if short) -> run -> settle the hold to the exact charge ->
+close the request record -> store the idempotent result -> render `{"result", "service"}`.
+It never raises: every outcome, errors included, is a `VerbResponse` carrying the exact bytes to send.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import close_old_connections
+from rest_framework import serializers
+
+from core import errors
+from core.money import format_credits
+from core.ratelimit import RateInfo
+from core.ratelimit import hit as ratelimit_hit
+
+logger = logging.getLogger("core.verbs")
+
+
+@dataclass
+class Context:
+    """Who is calling: resolved by the door (REST view or MCP tool) before `execute`."""
+
+    workspace: Any
+    api_key: Any
+    request_id: str
+    channel: str = "rest"
+    hold: Any = None
+    idempotency_key: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What a verb's run function returns: the result object and the exact charge in micro-credits."""
+
+    result: Any
+    charge: int = 0
+    usage: dict | None = None
+    status: int = 200
+
+
+@dataclass
+class Verb:
+    name: str
+    path: str
+    run: Callable[..., Outcome]
+    input: type[serializers.Serializer] | None = None
+    output: Any = None  # serializer class (or OpenAPI type) for documentation
+    method: str = "POST"
+    scope: str | None = None
+    # "optional", "required", or a callable(raw_body) -> bool for "required when …"
+    idempotency: str | Callable[[dict], bool] = "optional"
+    max_charge: int | Callable[[Context, dict], int] = 0
+    envelope: bool = True  # False for the GET state reads: the body is the object itself
+    record: bool = True  # open a request record (usage, GET /v1/requests/:id)
+    mcp_name: str | None = None
+    summary: str = ""
+    description: str = ""
+    errors: tuple = ()
+    tags: tuple = ()
+    test_only: bool = False
+
+    @property
+    def tool_name(self) -> str:
+        return self.mcp_name or self.name
+
+    def requires_idempotency(self, raw: dict) -> bool:
+        if callable(self.idempotency):
+            return bool(self.idempotency(raw))
+        return self.idempotency == "required"
+
+    def hold_amount(self, ctx: Context, data: dict) -> int:
+        return self.max_charge(ctx, data) if callable(self.max_charge) else int(self.max_charge)
+
+
+REGISTRY: dict[str, Verb] = {}
+
+
+def register(verb: Verb) -> Verb:
+    existing = REGISTRY.get(verb.name)
+    if existing is not None and existing is not verb and existing.path != verb.path:
+        raise RuntimeError(f"verb {verb.name!r} registered twice")
+    REGISTRY[verb.name] = verb
+    return verb
+
+
+def product_verbs() -> list[Verb]:
+    return [v for v in REGISTRY.values() if not v.test_only]
+
+
+# --- input validation -------------------------------------------------------------------------------
+class StrictSerializer(serializers.Serializer):
+    """A request body serializer that refuses unknown fields (CONTRACT section 2)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+def validate(verb: Verb, raw: dict) -> dict:
+    if verb.input is None:
+        if raw:
+            raise errors.InvalidRequest(details={"fields": {k: ["Unknown field."] for k in raw}})
+        return {}
+    ser = verb.input(data=raw)
+    if not ser.is_valid():
+        raise errors.InvalidRequest(details={"fields": errors.flatten_validation_errors(ser.errors)})
+    return dict(ser.validated_data)
+
+
+# --- responses --------------------------------------------------------------------------------------
+def dumps(obj) -> bytes:
+    return json.dumps(obj, cls=DjangoJSONEncoder, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@dataclass
+class VerbResponse:
+    status: int
+    body: bytes
+    request_id: str
+    headers: dict = field(default_factory=dict)
+    replayed: bool = False
+
+    @property
+    def data(self) -> dict:
+        return json.loads(self.body)
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+def _error_response(exc: errors.DomainError, request_id: str, rate: RateInfo | None) -> VerbResponse:
+    headers = dict(exc.headers)
+    if rate:
+        headers.update(rate.headers())
+    return VerbResponse(status=exc.http_status, body=dumps(errors.error_body(exc, request_id)), request_id=request_id, headers=headers)
+
+
+IDEMPOTENCY_KEY_MAX = 255
+
+
+def _check_idempotency_key(key: str) -> None:
+    if not (1 <= len(key) <= IDEMPOTENCY_KEY_MAX) or not all(32 < ord(c) < 127 or c == " " for c in key):
+        raise errors.InvalidRequest(
+            "Idempotency-Key must be 1 to 255 printable ASCII characters.",
+            details={"fields": {"Idempotency-Key": ["1 to 255 printable ASCII characters."]}},
+        )
+
+
+# --- the pipeline -----------------------------------------------------------------------------------
+def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = None,
+            idempotency_key: str | None = None) -> VerbResponse:
+    from billing import services as billing
+
+    rate: RateInfo | None = None
+    idem_claimed = False
+    record_open = False
+    request_id = ctx.request_id
+    ctx.idempotency_key = idempotency_key
+    try:
+        rate = ratelimit_hit(f"key:{ctx.api_key.pk}")
+        if not rate.allowed:
+            raise errors.RateLimited()
+        if verb.scope and not ctx.api_key.has_scope(verb.scope):
+            raise errors.InsufficientScope(
+                f"This API key lacks the scope {verb.scope}.", details={"required_scope": verb.scope}
+            )
+        body = raw() if callable(raw) else (raw or {})
+        if not isinstance(body, dict):
+            raise errors.InvalidRequest("The body must be a JSON object.")
+        if idempotency_key is not None:
+            _check_idempotency_key(idempotency_key)
+        elif verb.requires_idempotency(body):
+            raise errors.IdempotencyKeyRequired(f"{verb.name} needs an Idempotency-Key header (MCP: idempotency_key).")
+
+        if idempotency_key is not None:
+            replay = billing.idempotency_begin(workspace=ctx.workspace, key=idempotency_key, verb=verb.name,
+                                               data=body, request_id=request_id)
+            if replay is not None:
+                headers = {"Idempotent-Replayed": "true", **(rate.headers() if rate else {})}
+                return VerbResponse(status=replay.status, body=replay.body, request_id=replay.request_id,
+                                    headers=headers, replayed=True)
+            idem_claimed = True
+
+        if verb.record:
+            billing.request_open(request_id=request_id, workspace=ctx.workspace, verb=verb.name,
+                                 api_key=ctx.api_key, channel=ctx.channel)
+            record_open = True
+
+        data = validate(verb, body)
+        amount = verb.hold_amount(ctx, data)
+        if amount > 0:
+            ctx.hold = billing.hold_place(workspace=ctx.workspace, amount=amount, request_id=request_id)
+        try:
+            outcome = verb.run(ctx, **data)
+        except BaseException:
+            if ctx.hold is not None:
+                billing.hold_release(hold=ctx.hold)
+            raise
+        if ctx.hold is not None:
+            charged = billing.hold_settle(hold=ctx.hold, charge=outcome.charge, verb=verb.name)
+        elif outcome.charge:
+            raise RuntimeError(f"verb {verb.name} charged {outcome.charge} without a hold")
+        else:
+            charged = 0
+
+        if verb.envelope:
+            account = billing.account_get(workspace=ctx.workspace)
+            payload = {
+                "result": outcome.result,
+                "service": {
+                    "request_id": request_id,
+                    "credits_charged": format_credits(charged),
+                    "credits_available": format_credits(account.available_micros),
+                },
+            }
+        else:
+            payload = outcome.result
+        response = VerbResponse(status=outcome.status, body=dumps(payload), request_id=request_id,
+                                headers=rate.headers() if rate else {})
+        if record_open:
+            billing.request_close(request_id=request_id, status="succeeded", http_status=response.status,
+                                  charged=charged, usage=outcome.usage)
+        if idem_claimed:
+            billing.idempotency_complete(workspace=ctx.workspace, key=idempotency_key, request_id=request_id,
+                                         status=response.status, body=response.body, store=True)
+        return response
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+        err = errors.as_domain_error(exc, request_id)
+        response = _error_response(err, request_id, rate)
+        try:
+            if record_open:
+                billing.request_close(request_id=request_id, status="failed", http_status=err.http_status,
+                                      error={"code": err.code, "message": err.message})
+            if idem_claimed:
+                billing.idempotency_complete(workspace=ctx.workspace, key=idempotency_key, request_id=request_id,
+                                             status=response.status, body=response.body,
+                                             store=err.code not in errors.RETRYABLE_CODES)
+        except Exception:  # noqa: BLE001
+            logger.exception("could not record the failure of %s", request_id)
+            close_old_connections()
+        return response

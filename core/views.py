@@ -1,0 +1,141 @@
+"""The REST door: one generic DRF view per registered verb, a thin adapter over `core.verbs.execute`."""
+
+from __future__ import annotations
+
+from django.db import connections
+from django.http import HttpResponse, JsonResponse
+from django.urls import path
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework.views import APIView
+
+from accounts.services import key_authenticate
+from core import errors
+from core.parsers import parse_json_object
+from core.schemas import ErrorSerializer, ServiceEnvelopeSerializer
+from core.verbs import REGISTRY, Context, Verb, execute
+
+COMMON_ERRORS = (errors.InvalidRequest, errors.Unauthenticated, errors.RateLimited, errors.Internal)
+
+
+def http_response(resp) -> HttpResponse:
+    out = HttpResponse(resp.body, status=resp.status, content_type="application/json")
+    for name, value in resp.headers.items():
+        out[name] = value
+    out._request_id_override = resp.request_id
+    return out
+
+
+class VerbView(APIView):
+    verb: Verb = None  # set by as_view(verb=…)
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    def _handle(self, request, **kwargs):
+        django_request = request._request
+        key = key_authenticate(authorization=django_request.headers.get("Authorization"))
+        ctx = Context(workspace=key.workspace, api_key=key, request_id=django_request.request_id, channel="rest")
+        if self.verb.method == "POST":
+            def raw():
+                return parse_json_object(django_request.body, django_request.content_type)
+        else:
+            raw = dict(kwargs)
+        resp = execute(self.verb, ctx=ctx, raw=raw, idempotency_key=django_request.headers.get("Idempotency-Key"))
+        return http_response(resp)
+
+    def post(self, request, **kwargs):
+        return self._handle(request, **kwargs)
+
+    def get(self, request, **kwargs):
+        return self._handle(request, **kwargs)
+
+
+def _status_of(exc) -> int:
+    return exc.http_status
+
+
+def _documented_view(verb: Verb):
+    """A VerbView subclass carrying the verb's OpenAPI description."""
+    if verb.envelope:
+        response = inline_serializer(
+            name=f"{verb.name.title().replace('_', '')}Response",
+            fields={"result": verb.output() if isinstance(verb.output, type) else _any_object(),
+                    "service": ServiceEnvelopeSerializer()},
+        )
+    else:
+        response = verb.output
+    by_status: dict[int, list[str]] = {}
+    for exc in (*COMMON_ERRORS, *verb.errors):
+        by_status.setdefault(_status_of(exc), []).append(exc.code)
+    if verb.scope:
+        by_status.setdefault(403, []).append("insufficient_scope")
+    responses = {200: response}
+    for status, codes in sorted(by_status.items()):
+        responses[status] = OpenApiResponse(ErrorSerializer, description="Error codes: " + ", ".join(sorted(set(codes))))
+    parameters = []
+    if verb.method == "POST":
+        from drf_spectacular.utils import OpenApiParameter
+
+        parameters.append(OpenApiParameter(
+            "Idempotency-Key", str, OpenApiParameter.HEADER,
+            required=verb.idempotency == "required",
+            description="Replays the original response without charging again. "
+            + ("Required." if verb.idempotency == "required" else
+               "Required when confirmation_token is sent." if callable(verb.idempotency) else "Optional."),
+        ))
+    description = verb.description
+    if verb.scope:
+        description += f"\n\nRequires scope `{verb.scope}`."
+    decorator = extend_schema(
+        operation_id=verb.name, summary=verb.summary or verb.name, description=description.strip(),
+        request=verb.input if verb.method == "POST" else None, responses=responses, parameters=parameters,
+        tags=list(verb.tags) or [verb.name.split("_")[0]],
+    )
+    attrs = {"verb": verb, "http_method_names": [verb.method.lower(), "options"]}
+    handler = decorator(lambda self, request, **kw: self._handle(request, **kw))
+    attrs[verb.method.lower()] = handler
+    return type(f"{verb.name.title().replace('_', '')}View", (VerbView,), attrs)
+
+
+def _any_object():
+    from rest_framework import serializers
+
+    return serializers.DictField()
+
+
+def verb_urlpatterns(verbs=None):
+    patterns = []
+    for verb in verbs if verbs is not None else [v for v in REGISTRY.values() if not v.test_only]:
+        route = verb.path.lstrip("/")
+        patterns.append(path(route, _documented_view(verb).as_view(), name=f"verb-{verb.name}"))
+    return patterns
+
+
+# --- health -----------------------------------------------------------------------------------------
+def healthz(request):
+    return JsonResponse({"status": "ok"})
+
+
+def readyz(request):
+    from django.conf import settings
+
+    checks = {}
+    try:
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as exc:  # noqa: BLE001
+        checks["database"] = f"error: {type(exc).__name__}"
+    try:
+        if settings.REDIS_URL:
+            import redis
+
+            redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2).ping()
+        else:
+            settings.BROKER_DIR.mkdir(parents=True, exist_ok=True)
+            probe = settings.BROKER_DIR / ".ready"
+            probe.write_text("ok")
+        checks["broker"] = "ok"
+    except Exception as exc:  # noqa: BLE001
+        checks["broker"] = f"error: {type(exc).__name__}"
+    ready = all(v == "ok" for v in checks.values())
+    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)

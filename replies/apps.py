@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RepliesConfig(AppConfig):
+    name = "replies"
+    default_auto_field = "django.db.models.BigAutoField"

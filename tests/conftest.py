@@ -1,0 +1,77 @@
+"""Fixture chain: workspace -> key -> api (an HTTP client that sends the key)."""
+
+import json
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from tests.factories import make_workspace
+
+
+@pytest.fixture(autouse=True)
+def _test_urls(settings):
+    settings.ROOT_URLCONF = "tests.urls"
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_dirs(settings, tmp_path):
+    settings.MAIL_SINK_DIR = tmp_path / "mail"
+    settings.DATA_DIR = tmp_path
+    yield
+    cache.clear()
+
+
+class Api:
+    """An HTTP client bound to one API key: api.post("/v1/x", {...}) -> response with .json()."""
+
+    def __init__(self, key: str | None):
+        self.key = key
+        self.client = Client()
+
+    def _headers(self, headers):
+        h = {}
+        if self.key:
+            h["Authorization"] = f"Bearer {self.key}"
+        h.update(headers or {})
+        return h
+
+    def post(self, path, body=None, *, headers=None, raw=None, content_type="application/json"):
+        data = raw if raw is not None else json.dumps(body if body is not None else {})
+        return self.client.post(path, data=data, content_type=content_type, headers=self._headers(headers))
+
+    def get(self, path, *, headers=None):
+        return self.client.get(path, headers=self._headers(headers))
+
+
+@pytest.fixture
+def workspace_bundle(db):
+    return make_workspace()
+
+
+@pytest.fixture
+def workspace(workspace_bundle):
+    return workspace_bundle[0]
+
+
+@pytest.fixture
+def owner(workspace_bundle):
+    return workspace_bundle[1]
+
+
+@pytest.fixture
+def api_key(workspace_bundle):
+    return workspace_bundle[2]
+
+
+@pytest.fixture
+def api(api_key):
+    return Api(api_key)
+
+
+@pytest.fixture
+def make_api(db):
+    def _make(**kwargs):
+        ws, user, key = make_workspace(**kwargs)
+        return Api(key), ws, user
+    return _make

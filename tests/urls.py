@@ -1,0 +1,5 @@
+from config.urls import urlpatterns as product_urlpatterns
+from core.views import verb_urlpatterns
+from tests import testverbs
+
+urlpatterns = verb_urlpatterns([testverbs.echo, testverbs.confirm]) + product_urlpatterns
