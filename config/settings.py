@@ -145,9 +145,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 else:
     DATABASES["default"].setdefault("OPTIONS", {})
+# Test databases are per process, so parallel test runs on one machine never drop each other's database.
+# SQLite's is a file, not :memory:, so tests that race real threads see one database with real locking.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # A file, not :memory:, so tests that race real threads see one database with real locking.
-    DATABASES["default"]["TEST"] = {"NAME": env("TEST_DATABASE_NAME", str(DATA_DIR / "test-db.sqlite3"))}
+    import tempfile
+
+    DATABASES["default"]["TEST"] = {
+        "NAME": env("TEST_DATABASE_NAME", os.path.join(tempfile.gettempdir(), f"service-test-{os.getpid()}.sqlite3"))
+    }
+else:
+    DATABASES["default"]["TEST"] = {"NAME": env("TEST_DATABASE_NAME", f"test_service_{os.getpid()}")}
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -291,3 +298,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
+
+
+# =====================================================================================================
+# App settings. Each app appends its own block below (append only; keep each block self-contained).
+# =====================================================================================================

@@ -1,3 +1,5 @@
+import importlib.util
+
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
@@ -19,5 +21,13 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("console/", include("accounts.console_urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
-    *verb_urlpatterns(),
 ]
+
+# An app that serves routes of its own (webhooks, unsubscribe pages, streaming LLM chat) declares them,
+# with full paths, in <app>/urls.py.
+for _app in ("billing", "leads", "sending", "campaigns", "replies", "llmproxy"):
+    if importlib.util.find_spec(f"{_app}.urls"):
+        urlpatterns.append(path("", include(f"{_app}.urls")))
+
+# Every verb of the registry, generated (core.views.verb_urlpatterns).
+urlpatterns += verb_urlpatterns()

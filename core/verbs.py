@@ -69,6 +69,7 @@ class Verb:
     errors: tuple = ()
     tags: tuple = ()
     test_only: bool = False
+    rest_route: bool = True  # False when the app serves its own REST route (e.g. streaming LLM chat)
 
     @property
     def tool_name(self) -> str:

@@ -104,7 +104,7 @@ def _any_object():
 
 def verb_urlpatterns(verbs=None):
     patterns = []
-    for verb in verbs if verbs is not None else [v for v in REGISTRY.values() if not v.test_only]:
+    for verb in verbs if verbs is not None else [v for v in REGISTRY.values() if not v.test_only and v.rest_route]:
         route = verb.path.lstrip("/")
         patterns.append(path(route, _documented_view(verb).as_view(), name=f"verb-{verb.name}"))
     return patterns
