@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "accounts",
     "billing",
     "leads",
+    "leads.verification",
     "sending",
     "campaigns",
     "replies",
