@@ -9,7 +9,8 @@ from django.core.mail.backends.base import BaseEmailBackend
 
 def sink() -> mailbox.Maildir:
     path = Path(settings.MAIL_SINK_DIR)
-    path.mkdir(parents=True, exist_ok=True)
+    for sub in ("tmp", "new", "cur"):  # Maildir(create=True) only makes these when the folder is new
+        (path / sub).mkdir(parents=True, exist_ok=True)
     return mailbox.Maildir(str(path), create=True)
 
 

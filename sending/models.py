@@ -1,0 +1,184 @@
+"""Sending capacity: sending domains, mailboxes and the async operations that provision them.
+
+Public interface other apps rely on (campaigns, replies):
+- `Mailbox` rows with `status == active` are sending capacity; read them through
+  `sending.selectors.mailboxes_active(workspace=...)`.
+- `sending.transport.send_message(mailbox=..., message=...)` sends one message from a mailbox.
+- `Operation` is the record behind GET /v1/operations/:id (CONTRACT 4.10).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Workspace
+from core.ids import new_id
+
+
+def _domain_id() -> str:
+    return new_id("dom_")
+
+
+def _mailbox_id() -> str:
+    return new_id("mbx_")
+
+
+def _operation_id() -> str:
+    return new_id("op_")
+
+
+class Provider(models.TextChoices):
+    SANDBOX = "sandbox"  # built-in local provider (SANDBOX=1): mail goes to the Maildir sink
+    BYO = "byo"  # bring your own mailbox: an existing SMTP/IMAP account registered in the console
+    VENDOR = "vendor"  # bought from a live vendor through a `sending.providers` adapter
+
+
+class Operation(models.Model):
+    """An asynchronous, provider-driven piece of work (today: provisioning a setup_sending purchase).
+
+    Status moves queued -> running -> waiting_external -> succeeded | partially_succeeded | failed and never
+    backwards. `outcome_unknown` is set when an external call's outcome could not be learned (a timeout after the
+    request was sent): the operation then stays where it was, the API answers 502 `operation_unknown_state`, and
+    nothing is re-executed until the provider's state has been read back.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        WAITING_EXTERNAL = "waiting_external"
+        SUCCEEDED = "succeeded"
+        PARTIALLY_SUCCEEDED = "partially_succeeded"
+        FAILED = "failed"
+
+    FINAL = (Status.SUCCEEDED, Status.PARTIALLY_SUCCEEDED, Status.FAILED)
+
+    class Kind(models.TextChoices):
+        SETUP_SENDING = "setup_sending"
+
+    id = models.CharField(max_length=40, primary_key=True, default=_operation_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="operations")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED)
+    provider = models.CharField(max_length=16, choices=Provider.choices, default=Provider.SANDBOX)
+    request_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    params = models.JSONField(default=dict, blank=True, help_text="What was bought (sizing, names, sender).")
+    progress = models.JSONField(default=dict, blank=True, help_text="Provider-side state between task runs.")
+    result = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    outcome_unknown = models.BooleanField(default=False)
+    charged_micros = models.BigIntegerField(default=0)
+    refunded_micros = models.BigIntegerField(default=0)
+    next_step_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    attempts = models.IntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "next_step_at"])]
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL
+
+    def __str__(self):
+        return f"{self.id} {self.kind} {self.status}"
+
+
+class SendingDomain(models.Model):
+    """A domain mail is sent from. Bought domains come from an operation; BYO mailboxes may have none."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        REGISTERING = "registering"
+        DNS_PENDING = "dns_pending"
+        ACTIVE = "active"
+        FAILED = "failed"
+
+    id = models.CharField(max_length=40, primary_key=True, default=_domain_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="sending_domains")
+    name = models.CharField(max_length=253, unique=True)
+    provider = models.CharField(max_length=16, choices=Provider.choices, default=Provider.SANDBOX)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    operation = models.ForeignKey(Operation, null=True, blank=True, on_delete=models.SET_NULL, related_name="domains")
+    vendor_ref = models.CharField(max_length=200, blank=True, default="")
+    dkim_selector = models.CharField(max_length=63, blank=True, default="")
+    dkim_private_key_encrypted = models.TextField(blank=True, default="", help_text="Fernet-encrypted PEM.")
+    created_at = models.DateTimeField(default=timezone.now)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return self.name
+
+
+class Mailbox(models.Model):
+    """One sending identity. Only `status == active` mailboxes are ever sent from.
+
+    `renews_at` is when the next monthly upkeep (750 credits) is due, counted from `activated_at`. A renewal the
+    balance cannot cover sets `status = suspended`; topping up and renewing sets it back to `active`.
+    """
+
+    class Status(models.TextChoices):
+        PROVISIONING = "provisioning"
+        ACTIVE = "active"
+        SUSPENDED = "suspended"
+        FAILED = "failed"
+        REMOVED = "removed"
+
+    class Security(models.TextChoices):
+        STARTTLS = "starttls"
+        SSL = "ssl"  # implicit TLS (SMTPS 465 / IMAPS 993)
+        NONE = "none"  # plain: only for local test peers
+
+    id = models.CharField(max_length=40, primary_key=True, default=_mailbox_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="mailboxes")
+    domain = models.ForeignKey(SendingDomain, null=True, blank=True, on_delete=models.PROTECT, related_name="mailboxes")
+    email = models.EmailField(max_length=254, unique=True)
+    first_name = models.CharField(max_length=100, blank=True, default="")
+    last_name = models.CharField(max_length=100, blank=True, default="")
+    display_name = models.CharField(max_length=200, blank=True, default="")
+    provider = models.CharField(max_length=16, choices=Provider.choices, default=Provider.SANDBOX)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROVISIONING)
+    operation = models.ForeignKey(Operation, null=True, blank=True, on_delete=models.SET_NULL, related_name="mailboxes")
+    vendor_ref = models.CharField(max_length=200, blank=True, default="")
+    daily_limit = models.PositiveIntegerField(default=25, help_text="Max messages a day (CONTRACT 5).")
+    # bring-your-own (and vendor-provided) connection details; the secret is Fernet-encrypted at rest
+    smtp_host = models.CharField(max_length=253, blank=True, default="")
+    smtp_port = models.PositiveIntegerField(null=True, blank=True)
+    smtp_security = models.CharField(max_length=8, choices=Security.choices, default=Security.STARTTLS)
+    smtp_username = models.CharField(max_length=254, blank=True, default="")
+    imap_host = models.CharField(max_length=253, blank=True, default="")
+    imap_port = models.PositiveIntegerField(null=True, blank=True)
+    imap_security = models.CharField(max_length=8, choices=Security.choices, default=Security.SSL)
+    imap_username = models.CharField(max_length=254, blank=True, default="")
+    secret_encrypted = models.TextField(blank=True, default="")
+    # lifecycle
+    created_at = models.DateTimeField(default=timezone.now)
+    activated_at = models.DateTimeField(null=True, blank=True)
+    renews_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    suspended_reason = models.CharField(max_length=200, blank=True, default="")
+    renewals = models.PositiveIntegerField(default=0, help_text="Monthly periods paid (the first with the purchase).")
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "status"])]
+        constraints = [
+            models.CheckConstraint(condition=~Q(email=""), name="mailbox_email_not_empty"),
+        ]
+
+    @property
+    def from_header(self) -> str:
+        from email.headerregistry import Address
+
+        name = self.display_name or " ".join(p for p in (self.first_name, self.last_name) if p)
+        local, _, domain = self.email.partition("@")
+        return str(Address(display_name=name, username=local, domain=domain))
+
+    @property
+    def domain_name(self) -> str:
+        return self.email.rpartition("@")[2]
+
+    def __str__(self):
+        return self.email

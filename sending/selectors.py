@@ -1,0 +1,37 @@
+"""Reads for sending capacity. Every selector takes the workspace first: there is no unscoped path."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from core import errors
+from sending.models import Mailbox, Operation, SendingDomain
+
+
+def mailboxes_active(*, workspace) -> QuerySet[Mailbox]:
+    """The workspace's sending capacity: mailboxes with status `active` (never `suspended`, `provisioning`,
+    `failed` or `removed`), oldest first. Campaign sends only ever use these."""
+    return Mailbox.objects.filter(workspace=workspace, status=Mailbox.Status.ACTIVE).order_by("activated_at", "id")
+
+
+def mailboxes_list(*, workspace) -> QuerySet[Mailbox]:
+    return Mailbox.objects.filter(workspace=workspace).exclude(status=Mailbox.Status.REMOVED).order_by("created_at", "id")
+
+
+def mailbox_get(*, workspace, mailbox_id: str) -> Mailbox:
+    try:
+        return Mailbox.objects.get(workspace=workspace, pk=mailbox_id)
+    except Mailbox.DoesNotExist:
+        raise errors.NotFound("No such mailbox.") from None
+
+
+def domains_list(*, workspace) -> QuerySet[SendingDomain]:
+    return SendingDomain.objects.filter(workspace=workspace).order_by("created_at", "name")
+
+
+def operation_get(*, workspace, operation_id: str) -> Operation:
+    """The operation if it belongs to this workspace; otherwise 404 (never reveal it exists elsewhere)."""
+    try:
+        return Operation.objects.get(workspace=workspace, pk=operation_id)
+    except Operation.DoesNotExist:
+        raise errors.NotFound("No such operation.") from None

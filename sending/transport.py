@@ -1,0 +1,149 @@
+"""The one function that sends a message from a mailbox.
+
+`send_message(mailbox=..., message=...)`:
+- sandbox mailboxes (provider `sandbox`, or any mailbox while SANDBOX=1 and it has no SMTP host): the message is
+  written to the Maildir sink (`core.mail.deliver_to_sink`); nothing leaves the machine;
+- bring-your-own and vendor mailboxes: SMTP to the mailbox's server with TLS (STARTTLS or implicit TLS, per
+  `smtp_security`), authenticated with the decrypted secret; DKIM-signed when the sending domain has a key.
+
+Errors: `TransientSendError` (4xx, connection failures, timeouts: retry later) and `PermanentSendError` (5xx:
+do not retry this recipient), both carrying `smtp_code` (int or None) and `message`.
+Only `active` mailboxes may send; anything else raises `PermanentSendError(smtp_code=None)`.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import ssl
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+from django.conf import settings
+
+from core.mail import deliver_to_sink
+from sending import crypto
+from sending.models import Mailbox, Provider
+
+
+class SendError(Exception):
+    def __init__(self, message: str, smtp_code: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.smtp_code = smtp_code
+
+
+class TransientSendError(SendError):
+    """Temporary failure (4xx reply, network error, timeout): the message may be retried later."""
+
+
+class PermanentSendError(SendError):
+    """Permanent failure (5xx reply, mailbox not active): do not retry."""
+
+
+SMTP_TIMEOUT_SECONDS = 30
+
+
+def _prepare(mailbox: Mailbox, message: EmailMessage) -> None:
+    if "From" not in message:
+        message["From"] = mailbox.from_header
+    if "Date" not in message:
+        message["Date"] = formatdate(localtime=False, usegmt=True)
+    if "Message-ID" not in message:
+        message["Message-ID"] = make_msgid(domain=mailbox.domain_name)
+
+
+def uses_sink(mailbox: Mailbox) -> bool:
+    return mailbox.provider == Provider.SANDBOX or (settings.SANDBOX and not mailbox.smtp_host)
+
+
+def _dkim_sign(mailbox: Mailbox, raw: bytes) -> bytes:
+    """Prepend a DKIM-Signature when the mailbox's domain has a key and `dkimpy` is installed (optional)."""
+    domain = mailbox.domain
+    if domain is None or not domain.dkim_private_key_encrypted or not domain.dkim_selector:
+        return raw
+    try:
+        import dkim  # type: ignore[import-not-found]
+    except ImportError:  # optional dependency
+        return raw
+    key = crypto.decrypt(domain.dkim_private_key_encrypted).encode()
+    sig = dkim.sign(raw, domain.dkim_selector.encode(), domain.name.encode(), key,
+                    include_headers=[b"from", b"to", b"subject", b"date", b"message-id", b"reply-to",
+                                     b"in-reply-to", b"references", b"list-unsubscribe", b"list-unsubscribe-post"])
+    return sig + raw
+
+
+def smtp_connect(*, host: str, port: int, security: str, username: str, password: str,
+                 timeout: float = SMTP_TIMEOUT_SECONDS) -> smtplib.SMTP:
+    """Open an authenticated SMTP session; raises SendError subclasses. Used by sends and connection tests."""
+    context = ssl.create_default_context()
+    if getattr(settings, "SENDING_SMTP_TLS_INSECURE", False):  # tests with self-signed local peers only
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    try:
+        if security == Mailbox.Security.SSL:
+            smtp = smtplib.SMTP_SSL(host, port, timeout=timeout, context=context)
+        else:
+            smtp = smtplib.SMTP(host, port, timeout=timeout)
+            smtp.ehlo()
+            if security == Mailbox.Security.STARTTLS:
+                if not smtp.has_extn("starttls"):
+                    smtp.close()
+                    raise PermanentSendError(f"{host}:{port} does not offer STARTTLS", None)
+                smtp.starttls(context=context)
+                smtp.ehlo()
+        if username:
+            smtp.login(username, password)
+        return smtp
+    except smtplib.SMTPAuthenticationError as exc:
+        raise PermanentSendError(_text(exc.smtp_error) or "authentication failed", exc.smtp_code) from exc
+    except smtplib.SMTPResponseException as exc:
+        cls = PermanentSendError if exc.smtp_code >= 500 else TransientSendError
+        raise cls(_text(exc.smtp_error), exc.smtp_code) from exc
+    except (smtplib.SMTPException, OSError) as exc:  # OSError covers timeouts and TLS errors
+        raise TransientSendError(f"cannot connect to {host}:{port}: {exc}", None) from exc
+
+
+def _text(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def send_message(*, mailbox: Mailbox, message: EmailMessage) -> None:
+    """Send `message` from `mailbox` (sink in sandbox, SMTP+TLS live). Adds From/Date/Message-ID if missing.
+
+    Raises TransientSendError / PermanentSendError (attributes `smtp_code`, `message`).
+    """
+    if mailbox.status != Mailbox.Status.ACTIVE:
+        raise PermanentSendError(f"mailbox {mailbox.email} is {mailbox.status}, not active", None)
+    _prepare(mailbox, message)
+    if uses_sink(mailbox):
+        deliver_to_sink(message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
+        return
+    raw = _dkim_sign(mailbox, message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
+    recipients = [addr for header in ("To", "Cc", "Bcc") for addr in message.get_all(header, [])]
+    from email.utils import getaddresses
+
+    rcpts = [a for _, a in getaddresses(recipients) if a]
+    if not rcpts:
+        raise PermanentSendError("message has no recipients", None)
+    smtp = smtp_connect(host=mailbox.smtp_host, port=mailbox.smtp_port or 587, security=mailbox.smtp_security,
+                        username=mailbox.smtp_username, password=crypto.decrypt(mailbox.secret_encrypted))
+    try:
+        refused = smtp.sendmail(mailbox.email, rcpts, raw)
+    except smtplib.SMTPRecipientsRefused as exc:
+        code, text = next(iter(exc.recipients.values()))
+        cls = PermanentSendError if code >= 500 else TransientSendError
+        raise cls(_text(text), code) from exc
+    except smtplib.SMTPResponseException as exc:
+        cls = PermanentSendError if exc.smtp_code >= 500 else TransientSendError
+        raise cls(_text(exc.smtp_error), exc.smtp_code) from exc
+    except (smtplib.SMTPException, OSError) as exc:
+        raise TransientSendError(f"SMTP session failed: {exc}", None) from exc
+    finally:
+        try:
+            smtp.quit()
+        except Exception:  # noqa: BLE001
+            smtp.close()
+    if refused:
+        code, text = next(iter(refused.values()))
+        cls = PermanentSendError if code >= 500 else TransientSendError
+        raise cls(_text(text), code)

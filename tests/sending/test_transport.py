@@ -1,0 +1,40 @@
+import mailbox as maildir_lib
+from email.message import EmailMessage
+
+import pytest
+
+from sending.models import Mailbox
+from sending.selectors import mailboxes_active
+from sending.testing import make_active_mailbox
+from sending.transport import PermanentSendError, send_message
+
+
+def _msg(to="lead@example.org"):
+    m = EmailMessage()
+    m["To"] = to
+    m["Subject"] = "Hello"
+    m.set_content("Hi there")
+    return m
+
+
+def test_sandbox_mailbox_sends_into_the_sink(workspace, settings):
+    mbx = make_active_mailbox(workspace, email="ann.lee@brand-mail.test", first_name="Ann", last_name="Lee")
+    send_message(mailbox=mbx, message=_msg())
+    box = maildir_lib.Maildir(str(settings.MAIL_SINK_DIR), create=False)
+    [stored] = list(box)
+    assert stored["From"] == "Ann Lee <ann.lee@brand-mail.test>"
+    assert stored["To"] == "lead@example.org"
+    assert stored["Message-ID"].endswith("@brand-mail.test>")
+    assert stored["Date"]
+
+
+def test_only_active_mailboxes_count_and_send(workspace, make_api):
+    active = make_active_mailbox(workspace)
+    suspended = make_active_mailbox(workspace, status=Mailbox.Status.SUSPENDED)
+    make_active_mailbox(workspace, status=Mailbox.Status.PROVISIONING)
+    _, other_ws, _ = make_api()
+    make_active_mailbox(other_ws)
+    assert list(mailboxes_active(workspace=workspace)) == [active]
+    with pytest.raises(PermanentSendError) as exc:
+        send_message(mailbox=suspended, message=_msg())
+    assert exc.value.smtp_code is None
