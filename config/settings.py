@@ -304,3 +304,12 @@ LOGGING = {
 # =====================================================================================================
 # App settings. Each app appends its own block below (append only; keep each block self-contained).
 # =====================================================================================================
+
+# --- sending (issue 6): mailbox secrets, provisioning, upkeep -------------------------------------------
+# Fernet key(s) for mailbox secrets at rest (comma-separated for rotation); derived from SECRET_KEY when unset.
+MAILBOX_SECRET_KEY = env("MAILBOX_SECRET_KEY", "")
+if not MAILBOX_SECRET_KEY and not SANDBOX:
+    raise ImproperlyConfigured("MAILBOX_SECRET_KEY is required when SANDBOX=0")
+# Which provider buys domains and mailboxes: "sandbox" (SANDBOX=1) or a vendor adapter name.
+SENDING_PROVIDER = env("SENDING_PROVIDER", "sandbox" if SANDBOX else "")
+SENDING_SMTP_TLS_INSECURE = env_bool("SENDING_SMTP_TLS_INSECURE", False)  # tests with self-signed local peers only
