@@ -313,3 +313,27 @@ if not MAILBOX_SECRET_KEY and not SANDBOX:
 # Which provider buys domains and mailboxes: "sandbox" (SANDBOX=1) or a vendor adapter name.
 SENDING_PROVIDER = env("SENDING_PROVIDER", "sandbox" if SANDBOX else "")
 SENDING_SMTP_TLS_INSECURE = env_bool("SENDING_SMTP_TLS_INSECURE", False)  # tests with self-signed local peers only
+
+
+# --- leads: provider waterfalls (issue 3) -----------------------------------------------------------
+# Comma-separated provider names (or dotted paths to provider classes), asked in this order. Providers that
+# are not configured (no key / URL) or not installed are skipped. See docs/leads.md.
+def _leads_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in (env(name, default) or "").split(",") if item.strip()]
+
+
+LEADS_SEARCH_PROVIDERS = _leads_list("LEADS_SEARCH_PROVIDERS", "local,apollo")
+LEADS_ENRICH_PROVIDERS = _leads_list("LEADS_ENRICH_PROVIDERS", "local,hunter")
+LEADS_INTENT_PROVIDERS = _leads_list("LEADS_INTENT_PROVIDERS", "local,greenhouse,dns_technology")
+# Modules imported before the first provider lookup, so their register_provider() calls have run.
+LEADS_PROVIDER_MODULES = _leads_list("LEADS_PROVIDER_MODULES", "leads.providers.local,leads.providers.vendors")
+# Vendor adapters: each is enabled only when its key / URL is set.
+LEADS_HUNTER_API_KEY = env("HUNTER_API_KEY")
+LEADS_HUNTER_BASE_URL = env("HUNTER_BASE_URL", "https://api.hunter.io/v2")
+LEADS_APOLLO_API_KEY = env("APOLLO_API_KEY")
+LEADS_APOLLO_BASE_URL = env("APOLLO_BASE_URL", "https://api.apollo.io/api/v1")
+LEADS_GREENHOUSE_BASE_URL = env("GREENHOUSE_BOARDS_URL")  # e.g. https://boards-api.greenhouse.io/v1/boards
+LEADS_PROVIDER_TIMEOUT_SECONDS = env_int("LEADS_PROVIDER_TIMEOUT_SECONDS", 10)
+LEADS_ENRICH_CACHE_DAYS = 90
+LEADS_EMAIL_FRESH_DAYS = 30
+LEADS_INTENT_WINDOW_DAYS = 90
