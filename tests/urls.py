@@ -1,3 +1,4 @@
+from config.urls import handler400, handler403, handler404, handler500  # noqa: F401
 from config.urls import urlpatterns as product_urlpatterns
 from core.views import verb_urlpatterns
 from tests import testverbs
