@@ -1,0 +1,185 @@
+"""The MCP server at /mcp: streamable HTTP, stateless, bearer API keys, tools from the verb registry.
+
+`config.asgi` routes `/mcp` and `/.well-known/oauth-protected-resource*` here and hands this app the ASGI
+lifespan. Each lifespan startup builds a fresh SDK server and session manager (the SDK's manager runs
+only once per instance), so one process can start and stop the app repeatedly (tests do).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlparse
+
+import mcp_types as types
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import cors_middleware
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.lowlevel.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.auth import ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from accounts.services import key_authenticate
+from core import errors
+from mcpserver import tools
+
+logger = logging.getLogger("mcpserver")
+
+MCP_PATH = "/mcp"
+INSTRUCTIONS = (
+    "Outbound sales tools on one prepaid credit balance: find_leads, find_intent, enrich, verify_email, "
+    "setup_sending, create_campaign, launch_campaign, get_replies, llm_chat, and the free state reads "
+    "get_usage, get_request, get_operation. Every paid result discloses its exact charge in "
+    "service.credits_charged. Purchases and launches need a human: when a tool returns an approval_url, show it "
+    "to your human and call again with the confirmation_token once they approve. Pass an idempotency_key and "
+    "reuse it when retrying anything that spends credits or sends email."
+)
+
+
+class ApiKeyVerifier:
+    """`Authorization: Bearer service_sk_live_…` -> the key's scopes; unknown, malformed or revoked -> None (401)."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            key = await sync_to_async(_authenticate, thread_sensitive=False)(token)
+        except errors.Unauthenticated:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=key.prefix,
+            scopes=list(key.scopes or []),
+            subject=str(key.workspace_id),
+            resource=resource_url(),
+        )
+
+
+def _authenticate(token: str):
+    from django.db import close_old_connections, connections
+
+    close_old_connections()
+    try:
+        return key_authenticate(authorization=f"Bearer {token}")
+    finally:
+        connections.close_all()
+
+
+def resource_url() -> str:
+    return settings.BASE_URL + MCP_PATH
+
+
+def transport_security() -> TransportSecuritySettings:
+    """DNS-rebinding protection that admits the BASE_URL host (else every request through it is 421)."""
+    base = urlparse(settings.BASE_URL)
+    hosts = {base.netloc, f"{base.hostname}:*", "127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"}
+    origins = {f"{base.scheme}://{base.netloc}", f"{base.scheme}://{base.hostname}:*",
+               "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"}
+    hosts.update(getattr(settings, "MCP_ALLOWED_HOSTS", []) or [])
+    origins.update(getattr(settings, "MCP_ALLOWED_ORIGINS", []) or [])
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=sorted(hosts),
+                                     allowed_origins=sorted(origins))
+
+
+def _bearer_from(ctx) -> str | None:
+    token = get_access_token()
+    if token is None:
+        user = getattr(getattr(ctx, "request", None), "user", None)
+        token = getattr(user, "access_token", None)
+    return token.token if token is not None else None
+
+
+async def _on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=await sync_to_async(tools.list_tools, thread_sensitive=False)())
+
+
+async def _on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    resp = await sync_to_async(tools.call_verb_sync, thread_sensitive=False)(
+        params.name, params.arguments, bearer=_bearer_from(ctx)
+    )
+    return tools.to_tool_result(resp)
+
+
+def _input_schema(name: str) -> dict[str, Any] | None:
+    verb = tools.verb_for_tool(name)
+    return None if verb is None else tools.tool_for(verb).input_schema
+
+
+def build_server() -> Server:
+    return Server(
+        "outbound-service",
+        version="1.0",
+        title="Outbound sales API",
+        instructions=INSTRUCTIONS,
+        website_url=settings.BASE_URL,
+        get_tool_input_schema=_input_schema,
+        on_list_tools=_on_list_tools,
+        on_call_tool=_on_call_tool,
+    )
+
+
+def build_starlette_app() -> Starlette:
+    """The SDK's streamable-HTTP app with bearer auth and RFC 9728 protected-resource metadata."""
+    server = build_server()
+    auth = AuthSettings(
+        # There is no OAuth authorization server: keys are issued in the console. The metadata names the
+        # service itself as the party that issues the bearer credentials this resource accepts.
+        issuer_url=AnyHttpUrl(settings.BASE_URL),
+        resource_server_url=AnyHttpUrl(resource_url()),
+        validate_token_resource=False,  # API keys are not audience-bound; the verifier checks them itself
+    )
+    # The SDK serves the metadata at /.well-known/oauth-protected-resource/mcp (RFC 9728 section 3.1);
+    # some clients ask at the bare well-known path, so serve the same document there too.
+    metadata = ProtectedResourceMetadata(
+        resource=AnyHttpUrl(resource_url()), authorization_servers=[AnyHttpUrl(settings.BASE_URL)],
+    )
+    root_metadata = Route(
+        "/.well-known/oauth-protected-resource",
+        endpoint=cors_middleware(ProtectedResourceMetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
+        methods=["GET", "OPTIONS"],
+    )
+    return server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=transport_security(),
+        max_request_body_size=settings.MAX_BODY_BYTES,
+        auth=auth,
+        token_verifier=ApiKeyVerifier(),
+        custom_starlette_routes=[root_metadata],
+    )
+
+
+class McpAsgiApp:
+    """ASGI entry point: builds a fresh SDK app on every lifespan startup and routes requests to the live one."""
+
+    def __init__(self):
+        self._apps: list[Starlette] = []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "lifespan":
+            app = build_starlette_app()
+            self._apps.append(app)
+            try:
+                await app(scope, receive, send)
+            finally:
+                self._apps.remove(app)
+            return
+        if not self._apps:
+            response = JSONResponse(
+                errors.error_body(errors.Internal("The MCP server is not started (no ASGI lifespan)."), None),
+                status_code=503,
+            )
+            await response(scope, receive, send)
+            return
+        await self._apps[-1](scope, receive, send)
+
+
+def build_asgi_app() -> McpAsgiApp:
+    return McpAsgiApp()
