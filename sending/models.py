@@ -61,7 +61,7 @@ class Operation(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="operations")
     kind = models.CharField(max_length=32, choices=Kind.choices)
     status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED)
-    provider = models.CharField(max_length=16, choices=Provider.choices, default=Provider.SANDBOX)
+    provider = models.CharField(max_length=200, default="sandbox", help_text="SENDING_PROVIDER name at purchase.")
     request_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
     params = models.JSONField(default=dict, blank=True, help_text="What was bought (sizing, names, sender).")
     progress = models.JSONField(default=dict, blank=True, help_text="Provider-side state between task runs.")
@@ -160,7 +160,7 @@ class Mailbox(models.Model):
     renews_at = models.DateTimeField(null=True, blank=True, db_index=True)
     suspended_at = models.DateTimeField(null=True, blank=True)
     suspended_reason = models.CharField(max_length=200, blank=True, default="")
-    renewals = models.PositiveIntegerField(default=0, help_text="Monthly periods paid (the first with the purchase).")
+    renewals = models.PositiveIntegerField(default=0, help_text="Months paid in the current cycle (the first with the purchase); renews_at = activated_at + renewals months.")
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "status"])]
