@@ -1,4 +1,5 @@
 import json
+import logging
 
 from django.conf import settings
 
@@ -30,6 +31,15 @@ class RequestIdMiddleware:
                 response = error_response(MethodNotAllowed(), request)
         response["X-Request-Id"] = getattr(response, "_request_id_override", None) or request.request_id
         return response
+
+    def process_exception(self, request, exception):
+        # Faults outside the verb pipeline (console pages, webhooks): log the traceback with the request id;
+        # Django then renders handler500, which is the `internal` envelope without internals.
+        logging.getLogger("core.errors").error(
+            "unhandled exception (request_id=%s) on %s %s", getattr(request, "request_id", None), request.method,
+            request.path, exc_info=exception,
+        )
+        return None
 
 
 def _is_json(response) -> bool:

@@ -1,0 +1,43 @@
+import json
+
+from core.verbs import product_verbs
+
+
+def test_openapi_is_json_and_documents_every_verb(client, settings):
+    settings.ROOT_URLCONF = "config.urls"  # the product's routes, without the test-only verbs
+    r = client.get("/openapi.json")
+    assert r.status_code == 200 and r["Content-Type"].split(";")[0].endswith("json")
+    spec = json.loads(r.content)
+    assert spec["openapi"].startswith("3.")
+    ops = {op["operationId"]: (path, method, op) for path, item in spec["paths"].items() for method, op in item.items()}
+    for verb in product_verbs():
+        if not verb.rest_route:
+            continue
+        assert verb.name in ops, f"{verb.name} missing from /openapi.json"
+        path, method, op = ops[verb.name]
+        assert method == verb.method.lower()
+        assert "200" in op["responses"] and "401" in op["responses"] and "500" in op["responses"]
+        if verb.method == "POST":
+            assert "requestBody" in op
+        if verb.scope:
+            assert "403" in op["responses"]
+    assert not any("test_" in p for p in spec["paths"])  # test-only verbs are never published
+
+
+def test_error_envelope_schema(client):
+    spec = json.loads(client.get("/openapi.json").content)
+    usage = spec["paths"]["/v1/usage"]["get"]
+    ref = usage["responses"]["401"]["content"]["application/json"]["schema"]["$ref"]
+    assert ref.endswith("/Error")
+    assert "error" in spec["components"]["schemas"]["Error"]["properties"]
+
+
+def test_docs_page(client):
+    r = client.get("/docs")
+    assert r.status_code == 200 and b"openapi.json" in r.content
+
+
+def test_health(client, db):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    r = client.get("/readyz")
+    assert r.status_code == 200 and r.json()["checks"]["database"] == "ok"

@@ -1,0 +1,117 @@
+"""`manage.py serve` as a user runs it: a fresh DATA_DIR, children up, health answers, and no orphans."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def children_of(pid):
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == pid:
+                kids.append(int(entry.name))
+    return kids
+
+
+def alive(pid):
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return r.status, json.loads(r.read())
+
+
+@pytest.fixture
+def instance(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    port = free_port()
+    env.update(DATA_DIR=str(tmp_path / "data"), PORT=str(port), SANDBOX_SMTP_PORT="0", SANDBOX="1")
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=300)
+    return env, port
+
+
+def start(env):
+    return subprocess.Popen([sys.executable, "manage.py", "serve"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def wait_healthy(port, proc, deadline_s=90):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stdout.read().decode()
+        try:
+            return get(f"http://127.0.0.1:{port}/healthz")
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("serve did not become healthy")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inspects /proc")
+def test_serve_runs_every_child_and_sigterm_leaves_no_orphans(instance):
+    env, port = instance
+    proc = start(env)
+    try:
+        assert wait_healthy(port, proc) == (200, {"status": "ok"})
+        status, ready = get(f"http://127.0.0.1:{port}/readyz")
+        assert status == 200 and ready["checks"] == {"database": "ok", "broker": "ok"}
+        kids = children_of(proc.pid)
+        assert len(kids) == 3  # web, worker, beat
+        descendants = kids + [g for k in kids for g in children_of(k)]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        for pid in descendants:
+            for _ in range(100):
+                if not alive(pid):
+                    break
+                time.sleep(0.1)
+            assert not alive(pid), f"orphan {pid}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_children_die_even_if_serve_is_killed(instance):
+    env, port = instance
+    proc = start(env)
+    try:
+        wait_healthy(port, proc)
+        kids = children_of(proc.pid)
+        proc.kill()
+        proc.wait(timeout=10)
+        for pid in kids:
+            for _ in range(200):
+                if not alive(pid):
+                    break
+                time.sleep(0.1)
+            assert not alive(pid), f"orphan {pid}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
