@@ -64,3 +64,228 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
         return False
     return bool(Campaign.objects.filter(pk=campaign_id, state=Campaign.State.LAUNCHED).update(
         state=Campaign.State.COMPLETED, completed_at=timezone.now()))
+
+
+# --- create (SPEC 4.6, CONTRACT 4.6) ----------------------------------------------------------------
+CREATE_REASONS = ("unsubscribed", "bounced", "replied", "invalid_email", "duplicate")
+
+
+def email_syntax_normalize(email) -> str | None:
+    """A syntactically valid address, normalized (lower-case), or None. Nothing is looked up."""
+    from email_validator import EmailNotValidError, validate_email
+
+    if not isinstance(email, str) or not email.strip() or len(email) > 254:
+        return None
+    try:
+        info = validate_email(email.strip(), check_deliverability=False, test_environment=True)
+    except EmailNotValidError:
+        return None
+    return normalize_address(info.normalized)
+
+
+def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict], sending_window: dict) -> Campaign:
+    """Create a draft campaign. Leads are normalized; invalid syntax, duplicates and suppressed addresses are
+    filtered out and counted by reason. Nothing is contacted: drafts never send."""
+    from campaigns.models import Suppression as S
+
+    reasons = {r: 0 for r in CREATE_REASONS}
+    candidates: list[tuple[str, dict]] = []
+    seen: set[str] = set()
+    for lead in leads:
+        address = email_syntax_normalize(lead.get("email"))
+        if address is None:
+            reasons["invalid_email"] += 1
+        elif address in seen:
+            reasons["duplicate"] += 1
+        else:
+            seen.add(address)
+            candidates.append((address, lead))
+    suppressed: dict[str, str] = {}
+    addresses = [a for a, _ in candidates]
+    for i in range(0, len(addresses), 900):
+        suppressed.update(S.objects.filter(workspace=workspace, email__in=addresses[i:i + 900])
+                          .values_list("email", "reason"))
+    accepted = []
+    for address, lead in candidates:
+        if address in suppressed:
+            reason = suppressed[address]
+            reasons[reason] = reasons.get(reason, 0) + 1
+            continue
+        accepted.append((address, lead))
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            workspace=workspace, name=name, steps=steps, sending_window=sending_window,
+            leads_accepted=len(accepted), leads_suppressed=sum(reasons.values()), suppressed_reasons=reasons,
+        )
+        CampaignLead.objects.bulk_create([
+            CampaignLead(campaign=campaign, workspace=workspace, email=address, position=i,
+                         first_name=lead.get("first_name") or "", last_name=lead.get("last_name") or "",
+                         company_name=lead.get("company_name") or "", custom=lead.get("custom") or {})
+            for i, (address, lead) in enumerate(accepted)
+        ], batch_size=500)
+    return campaign
+
+
+def campaign_record(campaign: Campaign) -> dict:
+    """The Campaign record of SPEC 2.7 (plus the normalized window and step count)."""
+    return {
+        "campaign_id": str(campaign.id),
+        "name": campaign.name,
+        "state": campaign.state,
+        "leads_accepted": campaign.leads_accepted,
+        "leads_suppressed": campaign.leads_suppressed,
+        "suppressed_reasons": campaign.suppressed_reasons,
+        "created_at": campaign.created_at,
+        "steps": len(campaign.steps),
+        "sending_window": campaign.sending_window,
+        "stop_on_reply": True,
+    }
+
+
+# --- launch (SPEC 4.7, CONTRACT 4.7) ----------------------------------------------------------------
+def _suppressed_pending(campaign: Campaign):
+    """Draft leads of this campaign whose address is now on the workspace's suppression list."""
+    return CampaignLead.objects.filter(
+        campaign=campaign, state=CampaignLead.State.PENDING,
+        email__in=Suppression.objects.filter(workspace_id=campaign.workspace_id).values("email"),
+    )
+
+
+def _remove_leads(*, pks: list[int], reason: str, now) -> int:
+    """Mark these draft leads removed; returns how many rows moved (the launch checks the count)."""
+    moved = 0
+    for i in range(0, len(pks), 500):
+        moved += CampaignLead.objects.filter(pk__in=pks[i:i + 500], state=CampaignLead.State.PENDING).update(
+            state=CampaignLead.State.REMOVED, stop_reason=reason, stopped_at=now, next_send_at=None)
+    return moved
+
+
+def launch_recheck(*, campaign: Campaign) -> int:
+    """Remove every draft lead suppressed since drafting; returns how many. Fails closed: if the removals
+    cannot be confirmed (an error, a count that does not match, a suppressed lead still pending) it raises
+    LaunchAborted, and the caller's transaction rolls back so the campaign stays a draft."""
+    from core import errors
+
+    now = timezone.now()
+    try:
+        rows = list(_suppressed_pending(campaign).values_list("pk", "email"))
+        if rows:
+            reason_of = dict(Suppression.objects.filter(
+                workspace_id=campaign.workspace_id, email__in={e for _, e in rows}).values_list("email", "reason"))
+            by_reason: dict[str, list[int]] = {}
+            for pk, email in rows:
+                by_reason.setdefault(reason_of.get(email, "manual"), []).append(pk)
+            removed = sum(_remove_leads(pks=pks, reason=reason, now=now) for reason, pks in by_reason.items())
+        else:
+            removed = 0
+        if removed != len(rows) or _suppressed_pending(campaign).exists():
+            raise errors.LaunchAborted(details={"campaign_id": str(campaign.id), "to_remove": len(rows),
+                                                "removed": removed})
+        return removed
+    except errors.LaunchAborted:
+        raise
+    except Exception as exc:
+        logger.exception("launch re-check failed for campaign %s", campaign.id)
+        raise errors.LaunchAborted(details={"campaign_id": str(campaign.id)}) from exc
+
+
+def _window_text(window: dict) -> str:
+    days = ",".join(window["days"])
+    return f"{days} {window['start_hour']:02d}:00-{window['end_hour']:02d}:00 {window['timezone']}"
+
+
+def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
+    """No token: what a launch would do, and a 24-hour confirmation token for a human to approve."""
+    from accounts import services as accounts
+    from campaigns import selectors, templating
+    from core import errors
+    from sending.selectors import mailboxes_active
+
+    campaign = selectors.campaign_get(workspace=workspace, campaign_id=campaign_id)
+    if campaign.state != Campaign.State.DRAFT:
+        raise errors.CampaignNotDraft(details={"state": campaign.state})
+    mailboxes = list(mailboxes_active(workspace=workspace))
+    if not mailboxes:
+        raise errors.SendingCapacityRequired()
+    pending = campaign.leads.filter(state=CampaignLead.State.PENDING)
+    since_draft = _suppressed_pending(campaign).count()
+    active = pending.count() - since_draft
+    first = pending.exclude(pk__in=_suppressed_pending(campaign).values("pk")).order_by("position").first()
+    step = campaign.steps[0]
+    values = templating.lead_values(email=first.email, first_name=first.first_name, last_name=first.last_name,
+                                    company_name=first.company_name, custom=first.custom) if first else {}
+    summary = {
+        "action": f"Launch campaign \u201c{campaign.name}\u201d: real email will be sent",
+        "campaign_id": str(campaign.id),
+        "leads_to_contact": active,
+        "leads_suppressed_since_draft": since_draft,
+        "mailboxes": ", ".join(m.email for m in mailboxes),
+        "steps": len(campaign.steps),
+        "sending_window": _window_text(campaign.sending_window),
+        "first_step_to": first.email if first else "",
+        "first_step_subject": templating.render(step.get("subject") or "", values),
+        "first_step_body": templating.render(step["body"], values)[:1000],
+    }
+    token, plaintext = accounts.token_issue(workspace=workspace, verb="launch_campaign",
+                                            params={"campaign_id": str(campaign.id)}, ttl=accounts.LAUNCH_TTL,
+                                            summary=summary, request_id=request_id)
+    return {
+        "status": "preview",
+        "campaign_id": str(campaign.id),
+        "mailboxes_active": len(mailboxes),
+        "leads_active": active,
+        "leads_suppressed_since_draft": since_draft,
+        **accounts.token_fields(token, plaintext),
+    }
+
+
+def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_id: str = "") -> dict:
+    """Launch with an approved token, at most once: in one transaction, lock the campaign, check it is a draft
+    with sending capacity, consume the token, remove leads suppressed since drafting (fail closed), attach
+    every active mailbox, give each lead a sticky mailbox (round robin) and its first send time."""
+    from accounts import services as accounts
+    from campaigns.window import add_local_days, next_open
+    from core import errors
+    from sending.selectors import mailboxes_active
+
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().filter(workspace=workspace, pk=campaign_id).first()
+        if campaign is None:
+            raise errors.NotFound("No such campaign in this workspace.")
+        if campaign.state != Campaign.State.DRAFT:
+            raise errors.CampaignNotDraft(details={"state": campaign.state})
+        mailboxes = list(mailboxes_active(workspace=workspace))
+        if not mailboxes:
+            raise errors.SendingCapacityRequired()
+        accounts.token_consume(workspace=workspace, verb="launch_campaign", params={"campaign_id": str(campaign.id)},
+                               plaintext=confirmation_token, request_id=request_id)
+        removed = launch_recheck(campaign=campaign)
+        now = timezone.now()
+        window = campaign.sending_window
+        first_at = next_open(window, add_local_days(window, now, int(campaign.steps[0].get("wait_days") or 0)))
+        pks = list(campaign.leads.filter(state=CampaignLead.State.PENDING).order_by("position")
+                   .values_list("pk", flat=True))
+        by_mailbox: dict[int, list[int]] = {}
+        for i, pk in enumerate(pks):
+            by_mailbox.setdefault(i % len(mailboxes), []).append(pk)
+        for index, lead_pks in by_mailbox.items():
+            for j in range(0, len(lead_pks), 500):
+                CampaignLead.objects.filter(pk__in=lead_pks[j:j + 500], state=CampaignLead.State.PENDING).update(
+                    state=CampaignLead.State.ACTIVE, mailbox=mailboxes[index], current_step=0, next_send_at=first_at)
+        campaign.mailboxes.set(mailboxes)
+        campaign.state = Campaign.State.LAUNCHED
+        campaign.launched_at = now
+        campaign.mailboxes_attached = len(mailboxes)
+        campaign.leads_suppressed_at_launch = removed
+        campaign.launch_request_id = request_id
+        campaign.save(update_fields=["state", "launched_at", "mailboxes_attached", "leads_suppressed_at_launch",
+                                     "launch_request_id"])
+        if not pks:
+            campaign_maybe_complete(campaign_id=campaign.id)
+    return {
+        "status": "launched",
+        "campaign_id": str(campaign.id),
+        "mailboxes_attached": len(mailboxes),
+        "leads_active": len(pks),
+        "leads_suppressed_at_launch": removed,
+    }
