@@ -1,0 +1,663 @@
+"""Reply classification: pure functions over raw RFC 5322 bytes, no database.
+
+`classify(raw)` returns a `Verdict`: one of the six SPEC 2.8 classifications plus what the ingestion needs to
+act on it (who bounced, which of our messages came back, whether the message stops a sequence).
+
+Order of the rules (first match wins), as CONTRACT section 5 decides:
+
+1. Delivery status notifications (RFC 3464 `multipart/report; report-type=delivery-status`): a failed
+   recipient (`Action: failed`, or a 5.x.x `Status`) makes a `bounce`, even with `Auto-Submitted`; a notice
+   where every recipient is `delayed` (or `delivered`/`relayed`/`expanded`) is `other` and stops nobody.
+2. Read receipts (RFC 8098 `disposition-notification`, or Outlook's "Read:" notices) are `other`, stop nobody.
+3. Non-standard bounces (Postfix, Exim, qmail, Exchange/Outlook, Gmail text notices) from a mailer daemon or
+   with a bounce subject: the failed address is taken from the body (Mailman's `flufl.bounce` detectors, then
+   our own patterns), and the returned message's `Message-ID` when the body quotes it. Delay warnings in the
+   same shapes are `other`.
+4. Auto-replies (`Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`, `Precedence: auto_reply`,
+   an out-of-office subject in one of the major languages, or an out-of-office sentence in the body):
+   `out_of_office`.
+5. Human replies, after quoted text and signatures are stripped: `unsubscribe` (a request to be removed or
+   not contacted again), then `not_interested`, then `interested`; anything else is `other`.
+
+Malformed MIME never raises: every accessor falls back to something safe (fuzzed in the tests).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import html
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from email.message import Message
+from email.utils import getaddresses, parseaddr
+
+INTERESTED = "interested"
+NOT_INTERESTED = "not_interested"
+OUT_OF_OFFICE = "out_of_office"
+UNSUBSCRIBE = "unsubscribe"
+BOUNCE = "bounce"
+OTHER = "other"
+LABELS = (INTERESTED, NOT_INTERESTED, OUT_OF_OFFICE, UNSUBSCRIBE, BOUNCE, OTHER)
+
+SNIPPET_CHARS = 280
+MAX_BODY_CHARS = 200_000
+
+
+@dataclass
+class Verdict:
+    label: str
+    rule: str  # short name of the rule that decided, for logs and tests
+    stops: bool = True  # False for delay notices and read receipts: they neither stop nor suppress
+    bounced: list[str] = field(default_factory=list)  # failed recipients named by a bounce (lower-case)
+    returned_message_ids: list[str] = field(default_factory=list)  # our Message-IDs quoted by a bounce
+
+    @property
+    def suppression_reason(self) -> str | None:
+        if not self.stops:
+            return None
+        if self.label == BOUNCE:
+            return "bounced"
+        if self.label == UNSUBSCRIBE:
+            return "unsubscribed"
+        return "replied"
+
+
+# --- parsing (never raises) ------------------------------------------------------------------------------
+def parse(raw: bytes) -> Message:
+    """Parse with the modern policy; header values are read through `header()` which tolerates garbage."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    return email.message_from_bytes(raw, policy=email.policy.default)
+
+
+def header(msg: Message, name: str) -> str:
+    """A header's value as a plain string, '' when absent; malformed values fall back to the raw text."""
+    try:
+        value = msg.get(name)
+        return "" if value is None else _clean(str(value))
+    except Exception:  # noqa: BLE001 - a header the policy cannot parse
+        for key, raw_value in _raw_items(msg):
+            if key.lower() == name.lower():
+                return _clean(str(raw_value))
+        return ""
+
+
+def header_all(msg: Message, name: str) -> list[str]:
+    try:
+        return [_clean(str(v)) for v in (msg.get_all(name) or [])]
+    except Exception:  # noqa: BLE001
+        return [_clean(str(v)) for k, v in _raw_items(msg) if k.lower() == name.lower()]
+
+
+def _raw_items(msg: Message):
+    try:
+        return list(msg.raw_items())
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def _clean(value: str) -> str:
+    value = value.encode("utf-8", "replace").decode("utf-8", "replace")
+    return re.sub(r"\s+", " ", value).strip()
+
+
+def address(value: str) -> str:
+    """The bare lower-cased address of a From/To-style header value ('' if none)."""
+    try:
+        _, addr = parseaddr(value)
+    except Exception:  # noqa: BLE001
+        addr = ""
+    addr = addr.strip().strip("<>").lower()
+    return addr if "@" in addr else ""
+
+
+def addresses(values: list[str]) -> list[str]:
+    try:
+        pairs = getaddresses(values)
+    except Exception:  # noqa: BLE001
+        return []
+    return [a.lower() for _, a in pairs if "@" in a]
+
+
+MSGID_RE = re.compile(r"<([^<>\s@]+@[^<>\s]+)>")
+
+
+def message_ids(value: str) -> list[str]:
+    """Message-IDs in a Message-ID / In-Reply-To / References value, normalized to `<local@domain>`."""
+    return [f"<{m}>" for m in MSGID_RE.findall(value or "")]
+
+
+def normalize_message_id(value: str) -> str:
+    ids = message_ids(value)
+    if ids:
+        return ids[0][:900]
+    value = (value or "").strip()
+    return f"<{value}>"[:900] if value else ""
+
+
+def content_type(part: Message) -> str:
+    try:
+        return (part.get_content_type() or "text/plain").lower()
+    except Exception:  # noqa: BLE001
+        return "text/plain"
+
+
+def walk(msg: Message):
+    """`msg.walk()` that stops quietly at a broken structure."""
+    try:
+        yield from msg.walk()
+    except Exception:  # noqa: BLE001
+        return
+
+
+def part_text(part: Message) -> str:
+    """Decoded text of a leaf part (charset errors replaced), '' for anything unreadable."""
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:  # noqa: BLE001
+        payload = None
+    if payload is None:
+        try:
+            value = part.get_payload()
+            return value if isinstance(value, str) else ""
+        except Exception:  # noqa: BLE001
+            return ""
+    charset = "utf-8"
+    try:
+        charset = part.get_content_charset() or "utf-8"
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        return payload.decode(charset, "replace")
+    except (LookupError, TypeError):
+        return payload.decode("utf-8", "replace")
+
+
+def body_text(msg: Message) -> str:
+    """The message's own text: the first text/plain part outside attached messages, else stripped HTML."""
+    plain, htmls = [], []
+    for part in _own_parts(msg):
+        ctype = content_type(part)
+        if ctype == "text/plain":
+            plain.append(part_text(part))
+        elif ctype == "text/html":
+            htmls.append(html_to_text(part_text(part)))
+    text = plain[0] if plain else (htmls[0] if htmls else "")
+    return text[:MAX_BODY_CHARS]
+
+
+def all_text(msg: Message) -> str:
+    """Every text part, attached messages included (bounce bodies quote the original)."""
+    chunks = []
+    for part in walk(msg):
+        ctype = content_type(part)
+        if ctype.startswith("text/"):
+            chunks.append(part_text(part))
+        elif ctype in ("message/delivery-status", "message/rfc822", "message/global-delivery-status"):
+            chunks.append(_as_text(part))
+    return "\n".join(chunks)[:MAX_BODY_CHARS]
+
+
+def _as_text(part: Message) -> str:
+    try:
+        return part.as_string(policy=email.policy.compat32)
+    except Exception:  # noqa: BLE001
+        try:
+            return str(part.get_payload())
+        except Exception:  # noqa: BLE001
+            return ""
+
+
+def _own_parts(msg: Message):
+    """Leaf parts of the message itself, not of messages attached to it."""
+    stack = [msg]
+    while stack:
+        part = stack.pop(0)
+        try:
+            multipart = part.is_multipart()
+        except Exception:  # noqa: BLE001
+            multipart = False
+        ctype = content_type(part)
+        if ctype.startswith("message/") and part is not msg:
+            continue
+        if multipart and not ctype.startswith("message/"):
+            try:
+                stack[:0] = list(part.iter_parts())
+            except Exception:  # noqa: BLE001
+                continue
+        elif not multipart:
+            yield part
+
+
+TAG_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]+>", re.S | re.I)
+BLOCK_RE = re.compile(r"<\s*(br|/p|/div|/li|/tr|/h\d|blockquote|/blockquote)\b[^>]*>", re.I)
+
+
+def html_to_text(value: str) -> str:
+    value = re.sub(r"<blockquote\b.*?</blockquote\s*>", "\n", value, flags=re.S | re.I)  # quoted thread
+    value = BLOCK_RE.sub("\n", value)
+    value = TAG_RE.sub("", value)
+    return html.unescape(value)
+
+
+# --- quoted text and signatures ----------------------------------------------------------------------------
+QUOTE_HEADER_RES = [
+    re.compile(p, re.I | re.M)
+    for p in (
+        r"^\s*On\b.{0,200}\bwrote:\s*$",
+        r"^\s*On\b.{0,200}\n.{0,200}\bwrote:\s*$",
+        r"^\s*Am\b.{0,200}\bschrieb\b.{0,80}:\s*$",
+        r"^\s*Le\b.{0,200}\ba écrit\s*:\s*$",
+        r"^\s*El\b.{0,200}\bescribió\s*:\s*$",
+        r"^\s*Il giorno\b.{0,200}\bha scritto\s*:\s*$",
+        r"^\s*Em\b.{0,200}\bescreveu\s*:\s*$",
+        r"^\s*Op\b.{0,200}\bschreef\b.{0,80}:\s*$",
+        r"^\s*Den\b.{0,200}\bskrev\b.{0,80}:\s*$",
+        r"^\s*-{2,}\s*(Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|"
+        r"Messaggio originale|Mensagem original|Oorspronkelijk bericht)\s*-{2,}\s*$",
+        r"^\s*-{3,}\s*Forwarded message\s*-{3,}\s*$",
+        r"^_{10,}\s*$",
+        r"^\s*(From|Von|De|Da|Van|Från|Fra)\s*:\s*.+\n\s*(Sent|Gesendet|Envoyé|Enviado|Inviato|Verzonden|"
+        r"Skickat|Sendt|Date|Datum)\s*:",
+    )
+]
+SIGNATURE_RES = [
+    re.compile(p, re.I | re.M)
+    for p in (
+        r"^-- ?$",
+        r"^—\s*$",
+        r"^\s*Sent from my \w+",
+        r"^\s*(Get|Download) Outlook for ",
+        r"^\s*Von meinem \w+ gesendet",
+        r"^\s*Envoyé de mon \w+",
+        r"^\s*Enviado desde mi \w+",
+    )
+]
+SIGN_OFF_RE = re.compile(
+    r"^\s*(best|best regards|kind regards|regards|warm regards|many thanks|thanks|thank you|thx|cheers|"
+    r"sincerely|all the best|talk soon|br|mit freundlichen grüßen|viele grüße|beste grüße|grüße|lg|vg|"
+    r"cordialement|bien à vous|bien cordialement|merci|saludos|un saludo|atentamente|cordiali saluti|saluti|"
+    r"distinti saluti|atenciosamente|abraços|met vriendelijke groet|groeten|hälsningar|med vänlig hälsning|"
+    r"mvh)\s*[,.!]?\s*$",
+    re.I,
+)
+
+
+def strip_quotes_and_signature(text: str) -> str:
+    """The new text of a reply: quoted history, forwarded parts, signatures and sign-offs removed."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    cut = len(text)
+    for rx in QUOTE_HEADER_RES + SIGNATURE_RES:
+        m = rx.search(text)
+        if m and m.start() < cut:
+            cut = m.start()
+    text = text[:cut]
+    lines = [ln for ln in text.split("\n") if not ln.lstrip().startswith(">")]
+    # a sign-off line ("Best,", "Merci") ends the message: what follows is a name and a signature
+    for i, line in enumerate(lines):
+        if i > 0 and SIGN_OFF_RE.match(line):
+            lines = lines[:i]
+            break
+    return "\n".join(lines).strip()
+
+
+# --- rule tables -------------------------------------------------------------------------------------------
+def _rx(*patterns: str) -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.I)
+
+
+DAEMON_RE = _rx(r"^(mailer-daemon|postmaster|mail-daemon|mailerdaemon|mail delivery (sub)?system|"
+                r"microsoftexchange[0-9a-f]*|mdaemon|bounce[s]?)@", r"^double-bounce@")
+DAEMON_NAME_RE = _rx(r"mail delivery (subsystem|system)", r"mailer-daemon", r"postmaster")
+BOUNCE_SUBJECT_RE = _rx(
+    r"undeliver(ed|able)", r"returned mail", r"mail delivery fail", r"delivery (status notification )?\(?failure",
+    r"failure notice", r"delivery failure", r"could not be delivered", r"non[- ]?deliver", r"mail system error",
+    r"returned to sender", r"unzustellbar", r"nicht zustellbar", r"non distribuable", r"non remis",
+    r"no se puede entregar", r"no entregado", r"impossibile recapitare", r"onbestelbaar",
+)
+DELAY_SUBJECT_RE = _rx(r"delivery status notification \(delay\)", r"\bdelayed\b", r"delivery delay",
+                       r"still being retried", r"warning: could not send message", r"verzögert", r"retardée?")
+DELAY_BODY_RE = _rx(r"will (retry|continue trying|keep trying)", r"has been delayed", r"delivery (is )?delayed",
+                    r"not yet been delivered", r"still trying to deliver", r"temporary failure",
+                    r"this is a warning message only", r"no action is required on your part")
+PERMANENT_BODY_RE = _rx(
+    r"\b5\.\d{1,3}\.\d{1,3}\b", r"\b55\d[ -]", r"permanent(ly)? (error|failure|fatal)", r"user unknown",
+    r"no such (user|mailbox|recipient)", r"does not exist", r"doesn't exist", r"address rejected",
+    r"recipient rejected", r"mailbox unavailable", r"couldn't be delivered", r"could not be delivered",
+    r"wasn't delivered", r"was not delivered", r"undeliverable", r"delivery has failed", r"failed permanently",
+    r"address couldn't be found", r"unknown recipient", r"recipient address rejected",
+)
+READ_RECEIPT_SUBJECT_RE = _rx(r"^(read|gelesen|lu|leído|letto|gelezen|läst|lest)\s*:", r"^read receipt",
+                              r"^return receipt", r"^(not read|nicht gelesen|non lu)\s*:")
+READ_RECEIPT_BODY_RE = _rx(r"was read on", r"wurde am .{0,60} gelesen", r"a été lu le", r"fue leído",
+                           r"this is a (return|read) receipt")
+
+OOO_SUBJECT_RE = _rx(
+    r"out of (the )?office", r"\booo\b", r"automatic reply", r"auto(matic)?[- ]?(reply|response|answer)",
+    r"autoreply", r"away from (the )?office", r"\bon (vacation|holiday|leave|annual leave|parental leave)\b",
+    r"\bvacation (reply|notice|message)", r"\babsence\b", r"\bi am away\b", r"\bi'?m away\b",
+    r"abwesenheit", r"automatische antwort", r"nicht im büro", r"außer haus", r"ausser haus", r"urlaub",
+    r"réponse automatique", r"absent(e)? du bureau", r"message d'absence", r"\babsente?\b",
+    r"respuesta automática", r"fuera de (la )?oficina", r"\bausente\b", r"vacaciones",
+    r"risposta automatica", r"fuori (sede|ufficio)", r"assente", r"resposta automática", r"fora do escritório",
+    r"automatisch antwoord", r"afwezig", r"\bautosvar\b", r"frånvaro", r"fravær", r"automaattinen vastaus",
+    r"poza biurem", r"odpowiedź automatyczna", r"autoodpowiedź", r"автоответ", r"автоматический ответ",
+    r"вне офиса", r"自动回复", r"自動回覆", r"自動返信", r"不在", r"休暇", r"부재", r"자동 응답",
+    r"otomatik yanıt", r"ofis dışında", r"automatická odpověď", r"mimo kancelář",
+)
+OOO_BODY_RE = _rx(
+    r"\b(i am|i'm|i will be) (currently )?(out of (the )?office|ooo|on (vacation|holiday|leave|annual leave|"
+    r"parental leave|maternity leave|paternity leave|sick leave|a business trip)|away (from|until|on)|"
+    r"travell?ing (with|and have) limited)",
+    r"\bi am currently away\b", r"\bwith limited (access to )?(e-?mail|connectivity)",
+    r"\b(will|shall) (be back|return) (on|in|after|to the office)", r"\bback in the office on\b",
+    r"\bthis is an automatic (reply|response|message)", r"\bthis is an auto-?(reply|response)",
+    r"\bresponse will be delayed\b", r"\bno longer (with|works? (at|for))\b", r"\bhas left the company\b",
+    r"\bthis (mailbox|inbox|e-?mail address) is (no longer|not) monitored\b",
+    r"\bich bin (derzeit |zurzeit |bis .{1,30} )?(nicht im büro|abwesend|im urlaub)",
+    r"\bje suis (actuellement )?(absente?|en congés?|en vacances)\b", r"\bde retour le\b",
+    r"\bestoy (actualmente )?(fuera de la oficina|de vacaciones|ausente)\b", r"\bestaré de vuelta\b",
+    r"\bsono (attualmente )?(fuori (sede|ufficio)|in ferie|assente)\b",
+    r"\bestou (atualmente )?(fora do escritório|de férias|ausente)\b",
+    r"\bik ben (momenteel |tot .{1,30} )?(afwezig|niet op kantoor|met vakantie)\b",
+    r"\bjag är (på semester|inte på kontoret|ledig)\b",
+)
+UNSUBSCRIBE_RE = _rx(
+    r"\bunsubscribe\b", r"\bun-subscribe\b", r"\bopt(ing)?[- ]?out\b",
+    r"\bremove (me|us|my (e-?mail|address|name)|this (e-?mail|address))\b",
+    r"\btake (me|us|my (e-?mail|address)) off\b", r"\b(off|from) (your|the) (mailing |e-?mail |contact )?list\b",
+    r"\b(stop|quit) (e-?mailing|emailing|contacting|sending|spamming|messaging|writing to) (me|us)\b",
+    r"\b(do not|don't|dont|never|please don't|pls don't) (e-?mail|contact|message|write to|send) (me|us)\b",
+    r"\bdo not contact\b", r"\bno more (e-?mails|emails|messages)\b", r"^\s*stop\s*[.!]?\s*$",
+    r"\bspam\b", r"\bgdpr\b.{0,60}\b(delete|erase|remove)", r"\b(delete|erase) (my|our) (data|details)\b",
+    r"\babmelden\b", r"\babbestellen\b", r"\baustragen\b", r"\bnicht mehr (kontaktieren|anschreiben|schreiben)\b",
+    r"\bkeine (weiteren )?(e-?mails|nachrichten)\b", r"\bentfernen sie mich\b",
+    r"\bdésabonner\b", r"\bdésinscri(re|vez|ption)\b", r"\bretirez[- ]moi\b", r"\bne plus (me )?(contacter|recevoir)\b",
+    r"\bne me contactez plus\b",
+    r"\bdar(me)? de baja\b", r"\bdarme de baja\b", r"\bno me (contacte|escriba|envíe)s?\b", r"\beliminarme\b",
+    r"\bcancellami\b", r"\bdisiscriv", r"\bnon (contattarmi|scrivermi) più\b", r"\brimuovetemi\b",
+    r"\bdescadastr", r"\bnão me (contate|envie)\b", r"\buitschrijven\b", r"\bafmelden\b",
+    r"\bverwijder (mij|me)\b", r"\bavregistrera\b", r"\bavsluta prenumeration",
+)
+NOT_INTERESTED_RE = _rx(
+    r"\bnot (really |currently |at all )?interested\b", r"\bno interest\b", r"\bnot a (good )?fit\b",
+    r"\bno,? thanks?\b", r"\bno thank you\b", r"\bthanks,? but no\b", r"\bwe('re| are) (all )?(set|good)\b",
+    r"\bwe('re| are) (happy|satisfied) with\b", r"\bwe already (have|use|work with)\b",
+    r"\balready (have|using|use) (a|an|our own)\b", r"\bnot (the )?right (time|now)\b",
+    r"\bnot at (this|the moment)|\bnot at this time\b", r"\bno budget\b", r"\bnot (a )?priority\b",
+    r"\bnot for us\b", r"\bwe('ll| will) pass\b", r"\bi('ll| will) pass\b", r"\bpass on this\b",
+    r"\bnot looking (for|to)\b", r"\bdon't need\b", r"\bdo not need\b", r"\bno need\b",
+    r"\bnot relevant\b", r"\bnot something we\b", r"\bplease stop\b", r"\bnot the right (person|contact)\b",
+    r"\bdecline\b", r"\bnot going to\b", r"\bnot moving forward\b",
+    r"\bkein(e|en)? (interesse|bedarf)\b", r"\bnein,? danke\b", r"\bbrauchen wir nicht\b",
+    r"\bpas intéressée?s?\b", r"\bnon merci\b", r"\bpas besoin\b", r"\bça ne nous intéresse pas\b",
+    r"\bno (nos )?interesa\b", r"\bno estamos interesados\b", r"\bno,? gracias\b",
+    r"\bnon (siamo |sono )?interessat[oi]\b", r"\bno,? grazie\b",
+    r"\bnão (temos |estamos )?interess", r"\bgeen interesse\b", r"\bnee,? dank(je|u)\b", r"\binte intresserad",
+)
+INTERESTED_RE = _rx(
+    r"\binterested\b", r"\binteresting\b", r"\bsounds (good|great|interesting)\b", r"\blet'?s (talk|chat|connect|"
+    r"meet|set up|schedule|find a time|do it|hop on)\b", r"\b(schedule|book|set up|arrange|hop on) a (quick )?"
+    r"(call|meeting|demo|chat|time)\b", r"\bhappy to (chat|talk|connect|meet|learn|hop)\b",
+    r"\b(send|share) (me |us )?(more )?(info|information|details|a deck|pricing|the deck|a proposal)\b",
+    r"\btell me more\b", r"\blearn more\b", r"\bwhat('s| is| are) (the |your )?(pricing|price|cost)s?\b",
+    r"\bhow much\b", r"\b(are you|would you be) (free|available)\b", r"\bwhen (are you|is a good time)\b",
+    r"\bcalendar\b", r"\bcalendly\b", r"\bbook (a )?(time|slot)\b", r"\bworks for me\b", r"\bcount (me|us) in\b",
+    r"\bi'?d (like|love) to\b", r"\bwe'?d (like|love) to\b", r"\bcan you (send|share|do|call)\b",
+    r"\bcould you (send|share|call)\b", r"\bgive me a call\b", r"\bcall me\b", r"\bdemo\b", r"\btrial\b",
+    r"\bfree (on|next|this|tomorrow)\b", r"\b(monday|tuesday|wednesday|thursday|friday) (at|works|afternoon|"
+    r"morning)\b", r"^\s*(yes|sure|absolutely|definitely)\b",
+    r"\binteressiert\b", r"\binteresse\b", r"\bgerne\b", r"\bklingt (gut|interessant|spannend)\b",
+    r"\btermin\b", r"\bintéressée?s?\b", r"\bavec plaisir\b", r"\bvolontiers\b", r"\bun appel\b",
+    r"\binteresad[oa]s?\b", r"\bme interesa\b", r"\bnos interesa\b", r"\buna llamada\b", r"\breunión\b",
+    r"\binteressat[oi]\b", r"\bmi interessa\b", r"\bvolentieri\b", r"\binteressad[oa]s?\b",
+    r"\bgeïnteresseerd\b", r"\bintresserad\b",
+)
+
+
+def _has(rx: re.Pattern, text: str) -> bool:
+    return bool(rx.search(text))
+
+
+# --- delivery status notifications ------------------------------------------------------------------------
+@dataclass
+class _DSN:
+    failed: list[str] = field(default_factory=list)
+    delayed: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)  # delivered, relayed, expanded
+    returned_ids: list[str] = field(default_factory=list)
+    is_report: bool = False
+
+
+def _recipient(value: str) -> str:
+    # "rfc822; jane@example.com" (the address type is optional in the wild)
+    value = value.split(";", 1)[1] if ";" in value else value
+    return address(value.strip()) or value.strip().strip("<>").lower()
+
+
+def _status_blocks(part: Message) -> list[Message]:
+    try:
+        payload = part.get_payload()
+    except Exception:  # noqa: BLE001
+        return []
+    if isinstance(payload, list):
+        return [p for p in payload if isinstance(p, Message)]
+    if isinstance(payload, str):  # some MTAs base64 the part, or the parser left it as text
+        try:
+            text = part_text(part)
+            return [email.message_from_string(block.strip() + "\n", policy=email.policy.compat32)
+                    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n")) if block.strip()]
+        except Exception:  # noqa: BLE001
+            return []
+    return []
+
+
+def _parse_dsn(msg: Message) -> _DSN:
+    dsn = _DSN()
+    for part in walk(msg):
+        ctype = content_type(part)
+        if ctype in ("message/delivery-status", "message/global-delivery-status"):
+            dsn.is_report = True
+            for block in _status_blocks(part):
+                final = header(block, "Final-Recipient") or header(block, "Original-Recipient")
+                if not final:
+                    continue  # the per-message block (Reporting-MTA, Arrival-Date)
+                rcpt = _recipient(final)
+                action = header(block, "Action").lower()
+                status = header(block, "Status").strip()
+                if action.startswith(("failed", "fail", "error")) or (not action and status.startswith("5")):
+                    dsn.failed.append(rcpt)
+                elif action.startswith("delayed") or (not action and status.startswith("4")):
+                    dsn.delayed.append(rcpt)
+                else:
+                    dsn.other.append(rcpt)
+        elif ctype in ("message/rfc822", "text/rfc822-headers", "message/rfc822-headers", "message/global",
+                       "message/global-headers"):
+            dsn.returned_ids.extend(_returned_ids(part))
+    return dsn
+
+
+def _returned_ids(part: Message) -> list[str]:
+    try:
+        payload = part.get_payload()
+    except Exception:  # noqa: BLE001
+        payload = None
+    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
+        ids = message_ids(header(payload[0], "Message-ID"))
+        if ids:
+            return ids
+    return _body_message_ids(part_text(part) if not isinstance(payload, list) else _as_text(part))
+
+
+BODY_MSGID_RE = re.compile(r"^\s*Message-ID\s*:\s*(<[^<>\s]+@[^<>\s]+>)", re.I | re.M)
+
+
+def _body_message_ids(text: str) -> list[str]:
+    return [m for m in BODY_MSGID_RE.findall(text or "")]
+
+
+def _flufl_failures(raw_msg: Message) -> tuple[set[str], set[str]]:
+    try:
+        from flufl.bounce import all_failures
+
+        temporary, permanent = all_failures(raw_msg)
+    except Exception:  # noqa: BLE001 - heuristics on broken input
+        return set(), set()
+
+    def dec(items):
+        return {a.decode("ascii", "replace").lower().strip("<>") for a in items if b"@" in a}
+
+    return dec(temporary), dec(permanent)
+
+
+BODY_ADDR_RE = re.compile(r"<?([A-Za-z0-9._%+'=-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})>?")
+
+
+def _body_failed_addresses(text: str, exclude: set[str]) -> list[str]:
+    """Addresses on lines that read like a failure report (Gmail, Exchange, generic text bounces)."""
+    found: list[str] = []
+    lines = text.replace("\r\n", "\n").split("\n")
+    for i, line in enumerate(lines):
+        window = " ".join(lines[max(0, i - 2): i + 3])
+        if not PERMANENT_BODY_RE.search(window):
+            continue
+        if re.match(r"^\s*(from|to|cc|reply-to|return-path|sender|message-id|received|by|with)\s*:", line, re.I):
+            continue
+        for addr in BODY_ADDR_RE.findall(line):
+            addr = addr.lower()
+            if addr not in exclude and addr not in found and not DAEMON_RE.search(addr):
+                found.append(addr)
+        if found:
+            break
+    return found
+
+
+# --- the classifier -----------------------------------------------------------------------------------------
+def classify(raw: bytes | Message) -> Verdict:
+    try:
+        msg = raw if isinstance(raw, Message) else parse(raw)
+        return _classify(msg, raw if isinstance(raw, bytes | str) else None)
+    except Exception:  # noqa: BLE001 - malformed input never crashes ingestion
+        return Verdict(OTHER, "unparseable")
+
+
+def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
+    subject = header(msg, "Subject")
+    sender = address(header(msg, "From"))
+    from_name = header(msg, "From")
+    ctype = content_type(msg)
+    report_type = ""
+    try:
+        report_type = (msg.get_param("report-type", "") or "").lower() if ctype == "multipart/report" else ""
+    except Exception:  # noqa: BLE001
+        pass
+
+    # 1. RFC 3464 delivery status notifications
+    dsn = _parse_dsn(msg)
+    if dsn.is_report or report_type == "delivery-status":
+        if dsn.failed:
+            return Verdict(BOUNCE, "dsn_failed", bounced=_unique(dsn.failed), returned_message_ids=dsn.returned_ids)
+        if dsn.delayed:
+            return Verdict(OTHER, "dsn_delayed", stops=False, returned_message_ids=dsn.returned_ids)
+        if dsn.other:
+            return Verdict(OTHER, "dsn_success", stops=False, returned_message_ids=dsn.returned_ids)
+
+    # 2. read receipts
+    if report_type == "disposition-notification" or any(
+        content_type(p) in ("message/disposition-notification", "message/global-disposition-notification")
+        for p in walk(msg)
+    ):
+        return Verdict(OTHER, "read_receipt", stops=False)
+    text = body_text(msg)
+    if _has(READ_RECEIPT_SUBJECT_RE, subject) and _has(READ_RECEIPT_BODY_RE, text[:2000]):
+        return Verdict(OTHER, "read_receipt", stops=False)
+
+    # 3. non-standard bounces
+    from_daemon = bool(DAEMON_RE.search(sender) or DAEMON_NAME_RE.search(from_name))
+    empty_return_path = header(msg, "Return-Path").strip() in ("<>", "")  and bool(header_all(msg, "Return-Path"))
+    bounce_subject = _has(BOUNCE_SUBJECT_RE, subject)
+    delay_subject = _has(DELAY_SUBJECT_RE, subject)
+    if from_daemon or ((bounce_subject or delay_subject) and (empty_return_path or dsn.is_report)) or \
+            (bounce_subject and not _looks_human(msg)):
+        everything = all_text(msg)
+        returned = _unique(dsn.returned_ids + _body_message_ids(everything))
+        delay_body = _has(DELAY_BODY_RE, everything[:5000])
+        if delay_subject or (delay_body and not bounce_subject and not _has(PERMANENT_BODY_RE, everything[:3000])):
+            return Verdict(OTHER, "text_delayed", stops=False, returned_message_ids=returned)
+        temporary, permanent = _flufl_failures(_compat(msg, raw))
+        own = {sender, address(header(msg, "To"))}
+        failed = [a for a in permanent if a not in own] or \
+            _body_failed_addresses(body_text(msg) or everything, own) or \
+            _body_failed_addresses(everything, own)
+        if failed or bounce_subject or returned:
+            return Verdict(BOUNCE, "text_bounce", bounced=_unique(failed), returned_message_ids=returned)
+        if temporary:
+            return Verdict(OTHER, "text_delayed", stops=False, returned_message_ids=returned)
+
+    # 4. auto-replies
+    auto_submitted = header(msg, "Auto-Submitted").lower()
+    precedence = header(msg, "Precedence").lower()
+    stripped = strip_quotes_and_signature(text)
+    if auto_submitted.startswith("auto-replied") or header(msg, "X-Autoreply") or header(msg, "X-Autorespond") \
+            or precedence == "auto_reply" or header(msg, "X-Auto-Reply"):
+        return Verdict(OUT_OF_OFFICE, "auto_reply_header")
+    if _has(OOO_SUBJECT_RE, subject):
+        return Verdict(OUT_OF_OFFICE, "ooo_subject")
+    if _has(OOO_BODY_RE, stripped[:3000]):
+        return Verdict(OUT_OF_OFFICE, "ooo_body")
+    if auto_submitted and auto_submitted != "no":
+        return Verdict(OUT_OF_OFFICE, "auto_submitted")
+
+    # 5. a human's words
+    return classify_text(stripped, subject)
+
+
+def classify_text(text: str, subject: str = "") -> Verdict:
+    """Classify the new text of a human reply (already stripped of quotes and signature)."""
+    norm = unicodedata.normalize("NFC", text or "").replace("’", "'").replace("‘", "'")
+    subj = re.sub(r"^\s*((re|aw|sv|fw|fwd|wg|tr|r|rif)\s*:\s*)+", "", subject or "", flags=re.I)
+    if _has(UNSUBSCRIBE_RE, norm) or re.fullmatch(r"\s*(unsubscribe|opt[- ]?out|remove( me)?|stop)\s*[.!]?\s*",
+                                                  subj, re.I):
+        return Verdict(UNSUBSCRIBE, "unsubscribe_words")
+    if _has(NOT_INTERESTED_RE, norm):
+        return Verdict(NOT_INTERESTED, "negative_words")
+    if _has(INTERESTED_RE, norm):
+        return Verdict(INTERESTED, "positive_words")
+    return Verdict(OTHER, "no_rule")
+
+
+def _looks_human(msg: Message) -> bool:
+    return bool(header(msg, "In-Reply-To")) and not header(msg, "Auto-Submitted")
+
+
+def _compat(msg: Message, raw: bytes | str | None) -> Message:
+    """flufl.bounce's detectors were written for the compat32 policy."""
+    try:
+        if raw is None:
+            raw = msg.as_bytes(policy=email.policy.compat32)
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogateescape")
+        return email.message_from_bytes(raw, policy=email.policy.compat32)
+    except Exception:  # noqa: BLE001
+        return msg
+
+
+def _unique(items: list[str]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        if item and item not in out:
+            out.append(item)
+    return out
+
+
+def snippet(msg: Message, limit: int = SNIPPET_CHARS) -> str:
+    """A short excerpt of the new text (quotes and signature stripped; the whole text if that leaves nothing)."""
+    try:
+        text = body_text(msg)
+        new = strip_quotes_and_signature(text) or text
+        new = re.sub(r"\s+", " ", new).strip()
+        return new[:limit]
+    except Exception:  # noqa: BLE001
+        return ""

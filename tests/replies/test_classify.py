@@ -1,0 +1,157 @@
+"""The classification engine against the labelled corpus in tests/data/replies/<label>/*.eml, plus fuzzing."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replies import classify as c
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "replies"
+FILES = sorted(CORPUS.glob("*/*.eml"))
+
+
+def test_corpus_is_large_and_covers_every_label():
+    assert len(FILES) >= 80
+    labels = {p.parent.name for p in FILES}
+    assert labels == set(c.LABELS)
+
+
+def test_corpus_accuracy_at_least_95_percent(capsys):
+    misses = []
+    for path in FILES:
+        verdict = c.classify(path.read_bytes())
+        if verdict.label != path.parent.name:
+            misses.append(f"{path.parent.name}/{path.name} -> {verdict.label} ({verdict.rule})")
+    accuracy = 1 - len(misses) / len(FILES)
+    with capsys.disabled():
+        print(f"\nreply classification accuracy: {accuracy:.1%} on {len(FILES)} messages; misses: {misses}")
+    assert accuracy >= 0.95, misses
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.parent.name == "bounce"], ids=lambda p: p.name)
+def test_every_bounce_is_attributable(path):
+    """A bounce names the failed recipient, or at least the returned message's Message-ID."""
+    verdict = c.classify(path.read_bytes())
+    assert verdict.bounced or verdict.returned_message_ids
+    assert verdict.suppression_reason == "bounced"
+    for mid in verdict.returned_message_ids:
+        assert mid.startswith("<") and mid.endswith(">")
+
+
+def _one(name: str) -> bytes:
+    (path,) = [p for p in FILES if p.name.endswith(f"-{name}.eml")]
+    return path.read_bytes()
+
+
+def test_dsn_names_final_recipient_and_returned_message():
+    v = c.classify(_one("postfix-user-unknown"))
+    assert (v.label, v.rule, v.bounced) == ("bounce", "dsn_failed", ["jane@acme.com"])
+    assert v.returned_message_ids == ["<msg-postfix-user-unknown@outreach-sbx.test>"]
+
+
+def test_plain_text_bounces_from_exim_qmail_and_exchange():
+    assert c.classify(_one("exim-plain-user-unknown")).bounced == ["ben@soylent.com"]
+    assert c.classify(_one("qmail-no-mailbox")).bounced == ["walter@graymatter.com"]
+    assert c.classify(_one("exchange-2010-plain")).bounced == ["olga@contoso-legacy.com"]
+    v = c.classify(_one("generic-msgid-only"))
+    assert v.label == "bounce" and v.bounced == []
+    assert v.returned_message_ids == ["<msg-generic-msgid-only@outreach-sbx.test>"]
+
+
+def test_delay_notices_and_read_receipts_stop_nobody():
+    for name in ("postfix-delayed", "gmail-delay", "exchange-delay", "mdn-read-receipt", "outlook-read-receipt"):
+        v = c.classify(_one(name))
+        assert v.label == "other" and v.stops is False and v.suppression_reason is None, name
+
+
+def test_bounce_wins_over_auto_submitted():
+    v = c.classify(_one("gmail-address-not-found"))  # carries Auto-Submitted: auto-replied
+    assert v.label == "bounce"
+
+
+def test_suppression_reasons():
+    assert c.classify(_one("en-remove-me")).suppression_reason == "unsubscribed"
+    assert c.classify(_one("exchange-en")).suppression_reason == "replied"
+    assert c.classify(_one("en-no-thanks")).suppression_reason == "replied"
+
+
+def test_quoted_pitch_and_signature_do_not_count():
+    # the quoted pitch asks "Would you be interested"; the signature says "To unsubscribe ..."
+    assert c.classify(_one("en-no-thanks")).label == "not_interested"
+    assert c.classify(_one("en-short-yes")).label == "interested"
+    assert c.classify(_one("en-who-are-you")).label == "other"
+
+
+def test_strip_quotes_and_signature():
+    text = "Sounds good!\n\nBest,\nJane\nVP Sales\n\nOn Mon, Alex wrote:\n> are you interested?\n"
+    assert c.strip_quotes_and_signature(text) == "Sounds good!"
+    assert c.strip_quotes_and_signature("Hi\n-- \nunsubscribe at acme.com") == "Hi"
+    assert c.strip_quotes_and_signature("Nein danke\n\nAm Mo., 1. Jan. schrieb Alex <a@b.c>:\n> x") == "Nein danke"
+
+
+@pytest.mark.parametrize("text,label", [
+    ("Not interested, thanks.", "not_interested"),
+    ("Interested! When can we talk?", "interested"),
+    ("please remove me", "unsubscribe"),
+    ("Who are you?", "other"),
+    ("", "other"),
+])
+def test_classify_text(text, label):
+    assert c.classify_text(text).label == label
+
+
+def test_snippet_is_new_text_only():
+    msg = c.parse(_one("en-calendar"))
+    s = c.snippet(msg)
+    assert s.startswith("Hi Alex, Sounds good.") and "wrote:" not in s and len(s) <= c.SNIPPET_CHARS
+
+
+def test_message_id_helpers():
+    assert c.message_ids("<a@b> junk <c@d>") == ["<a@b>", "<c@d>"]
+    assert c.normalize_message_id("  <x@y>  ") == "<x@y>"
+    assert c.normalize_message_id("no-brackets@y") == "<no-brackets@y>"
+    assert c.normalize_message_id("") == ""
+
+
+# --- malformed MIME never crashes ------------------------------------------------------------------------
+HEADER_NAMES = st.sampled_from([
+    "From", "To", "Subject", "Content-Type", "Content-Transfer-Encoding", "Message-ID", "In-Reply-To",
+    "References", "Auto-Submitted", "Return-Path", "Precedence", "X-Failed-Recipients", "Date",
+])
+HEADER_VALUES = st.one_of(
+    st.text(max_size=80),
+    st.sampled_from([
+        "multipart/report; report-type=delivery-status; boundary=\"b\"", "multipart/mixed; boundary=",
+        "message/delivery-status", "text/plain; charset=no-such-charset", "base64", "quoted-printable",
+        "=?utf-8?b?!!!?=", "<<<@>>>", "MAILER-DAEMON@x", "auto-replied", "\udcff", "message/rfc822",
+    ]),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=2000))
+def test_fuzz_random_bytes_never_crash(raw):
+    v = c.classify(raw)
+    assert v.label in c.LABELS
+    c.snippet(c.parse(raw))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(HEADER_NAMES, HEADER_VALUES), max_size=8),
+       st.lists(st.one_of(st.text(max_size=200), st.sampled_from([
+           "--b", "--b--", "Content-Type: message/delivery-status", "Final-Recipient: rfc822;",
+           "Action: failed", "Status: 5.1.1", "Content-Type: message/rfc822", "=ZZ", "\x00"])), max_size=12))
+def test_fuzz_structured_mime_never_crashes(headers, body_lines):
+    raw = "\r\n".join(f"{k}: {v}" for k, v in headers) + "\r\n\r\n" + "\r\n".join(body_lines)
+    v = c.classify(raw.encode("utf-8", "surrogateescape"))
+    assert v.label in c.LABELS
+    c.snippet(c.parse(raw.encode("utf-8", "surrogateescape")))
+
+
+@pytest.mark.parametrize("path", FILES[::7], ids=lambda p: p.name)
+def test_truncated_corpus_messages_never_crash(path):
+    raw = path.read_bytes()
+    for cut in range(0, len(raw), max(1, len(raw) // 25)):
+        assert c.classify(raw[:cut]).label in c.LABELS
