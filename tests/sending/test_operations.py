@@ -1,0 +1,184 @@
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from billing.models import LedgerEntry
+from billing.services import account_get
+from sending import services, tasks
+from sending.models import Mailbox, Operation
+from sending.selectors import mailboxes_active
+from tests.sending.conftest import approve
+from tests.sending.fakes import ScriptedProvider
+
+BODY = {"emails_per_week": 700, "brand_hint": "Acme", "sender": {"first_name": "Ann", "last_name": "Lee"}}
+# 6 mailboxes on 2 domains: getacme.com (5) and tryacme.com (1); 3000 setup + 4500 first month = 7500
+
+
+@pytest.fixture
+def scripted(settings):
+    ScriptedProvider.reset()
+    settings.SENDING_PROVIDER = "tests.sending.fakes.ScriptedProvider"
+    return ScriptedProvider
+
+
+def purchase(api, owner, body=BODY, key="k"):
+    token = api.post("/v1/setup_sending", body).json()["result"]["confirmation_token"]
+    approve(token, owner)
+    r = api.post("/v1/setup_sending", {**body, "confirmation_token": token}, headers={"Idempotency-Key": key})
+    assert r.status_code == 200, r.content
+    return r.json()["result"]["operation_id"]
+
+
+def poll(api, op_id):
+    r = api.get(f"/v1/operations/{op_id}")
+    return r
+
+
+def run_until_final(op_id, traveller, max_steps=20):
+    seen = []
+    for _ in range(max_steps):
+        status = tasks.operation_advance(op_id)
+        if not seen or seen[-1] != status:
+            seen.append(status)
+        if status in Operation.FINAL:
+            return seen
+        traveller.shift(timedelta(seconds=2))
+    raise AssertionError(seen)
+
+
+def test_sandbox_operation_moves_through_states_in_order(rich_api, rich, settings):
+    settings.SANDBOX_PROVISION_SECONDS = 2
+    ws, owner, _ = rich
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, owner)
+        first = poll(rich_api, op_id)
+        assert first.status_code == 200
+        body = first.json()
+        assert set(body) >= {"operation_id", "kind", "status", "request_id", "created_at", "updated_at"}
+        assert "service" not in body
+        assert (body["operation_id"], body["kind"], body["status"]) == (op_id, "setup_sending", "queued")
+        statuses = ["queued"]
+        for _ in range(10):
+            tasks.operation_advance(op_id)
+            tasks.operation_advance(op_id)  # a duplicate delivery changes nothing
+            status = poll(rich_api, op_id).json()["status"]
+            if status != statuses[-1]:
+                statuses.append(status)
+            # not yet due: each state lasts SANDBOX_PROVISION_SECONDS
+            traveller.shift(timedelta(seconds=1.99))
+            assert tasks.operation_advance(op_id) == status
+            traveller.shift(timedelta(seconds=0.01))
+            if status == "succeeded":
+                break
+    assert statuses == ["queued", "running", "waiting_external", "succeeded"]
+    final = poll(rich_api, op_id).json()
+    assert final["result"]["credits_refunded"] == "0"
+    assert [d["status"] for d in final["result"]["domains"]] == ["active", "active"]
+    assert "error" not in final
+    active = list(mailboxes_active(workspace=ws))
+    assert len(active) == 6
+    assert all(m.renews_at == m.activated_at + timedelta(days=30) or m.renews_at > m.activated_at for m in active)
+    assert {m.provider for m in active} == {"sandbox"}
+
+
+def test_sweep_advances_due_operations(rich_api, rich):
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, rich[1])
+        assert tasks.operations_sweep() == 1
+        assert Operation.objects.get(pk=op_id).status == "running"
+        assert tasks.operations_sweep() == 0  # not due yet
+        traveller.shift(timedelta(seconds=10))
+        tasks.operations_sweep()
+        assert Operation.objects.get(pk=op_id).status == "waiting_external"
+
+
+def test_another_workspaces_operation_is_404(rich_api, rich, make_api):
+    op_id = purchase(rich_api, rich[1])
+    other, _, _ = make_api()
+    for path in (f"/v1/operations/{op_id}", "/v1/operations/op_doesnotexist"):
+        r = other.get(path)
+        assert r.status_code == 404
+        assert r.json()["error"]["code"] == "not_found"
+
+
+def test_partial_failure_refunds_what_was_not_delivered(rich_api, rich, scripted):
+    ws, owner, _ = rich
+    scripted.script["tryacme.com"] = ["fail"]  # the 1-mailbox domain: 1500 + 750
+    scripted.script["ann.lee@getacme.com"] = ["fail"]  # one mailbox: 750
+    scripted.status_script["ref-a.lee@getacme.com"] = ["pending", "failed"]  # fails later: 750
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, owner)
+        after_purchase = account_get(workspace=ws).available_micros
+        seen = run_until_final(op_id, traveller)
+    assert seen == ["running", "waiting_external", "partially_succeeded"]
+    op = Operation.objects.get(pk=op_id)
+    assert op.refunded_micros == 3750 * 10**6
+    assert account_get(workspace=ws).available_micros == after_purchase + 3750 * 10**6
+    refund = LedgerEntry.objects.get(kind="refund", external_ref=f"refund:{op_id}")
+    assert refund.amount_micros == 3750 * 10**6
+    body = rich_api.get(f"/v1/operations/{op_id}").json()
+    assert body["status"] == "partially_succeeded"
+    assert body["result"]["credits_refunded"] == "3750"
+    assert body["error"]["code"] == "provisioning_incomplete"
+    assert Mailbox.objects.filter(operation_id=op_id, status="active").count() == 3
+    # running the task again refunds nothing more
+    assert tasks.operation_advance(op_id) == "partially_succeeded"
+    assert LedgerEntry.objects.filter(kind="refund", external_ref=f"refund:{op_id}").count() == 1
+
+
+def test_total_failure_refunds_everything(rich_api, rich, scripted):
+    ws, owner, _ = rich
+    scripted.script["getacme.com"] = ["fail"]
+    scripted.script["tryacme.com"] = ["fail"]
+    before = account_get(workspace=ws).available_micros
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, owner)
+        assert account_get(workspace=ws).available_micros == before - 7500 * 10**6
+        assert run_until_final(op_id, traveller)[-1] == "failed"
+    assert account_get(workspace=ws).available_micros == before
+    assert rich_api.get(f"/v1/operations/{op_id}").json()["error"]["code"] == "provisioning_failed"
+
+
+def test_transient_errors_are_retried(rich_api, rich, scripted):
+    scripted.script["getacme.com"] = ["transient", "transient", "ok"]
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, rich[1])
+        assert run_until_final(op_id, traveller)[-1] == "succeeded"
+    assert [c for c in scripted.calls if c == ("order", "getacme.com")] == [("order", "getacme.com")] * 3
+
+
+def test_unknown_outcome_is_502_and_read_back_not_reexecuted(rich_api, rich, scripted):
+    scripted.script["getacme.com"] = ["unknown", "ok"]
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, rich[1])
+        tasks.operation_advance(op_id)  # -> running
+        traveller.shift(timedelta(seconds=5))
+        tasks.operation_advance(op_id)  # the order's answer is lost
+        r = rich_api.get(f"/v1/operations/{op_id}")
+        assert r.status_code == 502
+        err = r.json()["error"]
+        assert err["code"] == "operation_unknown_state"
+        assert err["details"]["operation_id"] == op_id
+        assert err["details"]["request_id"]
+        assert r.headers["X-Request-Id"] == err["request_id"]
+        traveller.shift(timedelta(seconds=5))
+        tasks.operation_advance(op_id)  # read back: it exists, so it is not ordered again
+        assert rich_api.get(f"/v1/operations/{op_id}").status_code == 200
+        assert run_until_final(op_id, traveller)[-1] == "succeeded"
+    assert scripted.calls.count(("order", "getacme.com")) == 1
+    assert ("lookup", "getacme.com") in scripted.calls
+
+
+def test_unknown_outcome_that_never_reached_the_vendor_is_ordered_after_lookup(rich_api, rich, scripted):
+    scripted.script["ann@getacme.com"] = ["unknown-lost", "ok"]
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, rich[1])
+        assert run_until_final(op_id, traveller)[-1] == "succeeded"
+    calls = [c for c in scripted.calls if c[1] == "ann@getacme.com"]
+    assert calls == [("order", "ann@getacme.com"), ("lookup", "ann@getacme.com"), ("order", "ann@getacme.com")]
+
+
+def test_advance_of_unknown_id_is_harmless(db):
+    assert services.operation_advance(operation_id="op_missing") is None
