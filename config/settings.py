@@ -337,3 +337,9 @@ LEADS_PROVIDER_TIMEOUT_SECONDS = env_int("LEADS_PROVIDER_TIMEOUT_SECONDS", 10)
 LEADS_ENRICH_CACHE_DAYS = 90
 LEADS_EMAIL_FRESH_DAYS = 30
 LEADS_INTENT_WINDOW_DAYS = 90
+
+# --- sending (issue 6): periodic provisioning sweep and monthly upkeep ------------------------------------
+CELERY_BEAT_SCHEDULE["sending-operations-sweep"] = {
+    "task": "sending.tasks.operations_sweep", "schedule": float(max(1, SANDBOX_PROVISION_SECONDS) if SANDBOX else 60),
+}
+CELERY_BEAT_SCHEDULE["sending-upkeep-sweep"] = {"task": "sending.tasks.upkeep_sweep", "schedule": 60.0 if SANDBOX else 900.0}
