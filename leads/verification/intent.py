@@ -1,0 +1,1 @@
+"""The dns_technology intent provider (filled in below in this module)."""
