@@ -64,6 +64,10 @@ ALL_ERRORS: list[type[DomainError]] = [
     OperationUnknownState,
 ]
 RETRYABLE_CODES = frozenset(e.code for e in ALL_ERRORS if e.retryable)
+# Outcomes an idempotent retry must execute again instead of replaying: the retryable codes, and
+# confirmation_pending (the agent is told to call again with the same token and the same key once a human
+# has approved; replaying the stored 409 would make that retry fail forever).
+IDEMPOTENCY_UNSTORED_CODES = RETRYABLE_CODES | frozenset({"confirmation_pending"})
 
 
 def error_body(exc: DomainError, request_id: str | None) -> dict:
