@@ -22,7 +22,6 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -130,14 +129,14 @@ def build_starlette_app() -> Starlette:
     auth = AuthSettings(
         # There is no OAuth authorization server: keys are issued in the console. The metadata names the
         # service itself as the party that issues the bearer credentials this resource accepts.
-        issuer_url=AnyHttpUrl(settings.BASE_URL),
-        resource_server_url=AnyHttpUrl(resource_url()),
+        issuer_url=settings.BASE_URL,
+        resource_server_url=resource_url(),
         validate_token_resource=False,  # API keys are not audience-bound; the verifier checks them itself
     )
     # The SDK serves the metadata at /.well-known/oauth-protected-resource/mcp (RFC 9728 section 3.1);
     # some clients ask at the bare well-known path, so serve the same document there too.
     metadata = ProtectedResourceMetadata(
-        resource=AnyHttpUrl(resource_url()), authorization_servers=[AnyHttpUrl(settings.BASE_URL)],
+        resource=resource_url(), authorization_servers=[settings.BASE_URL],
     )
     root_metadata = Route(
         "/.well-known/oauth-protected-resource",
