@@ -1,0 +1,103 @@
+"""The model allowlist (CONTRACT 4.9): `LLM_MODELS_FILE`, a JSON list of
+`{"id", "upstream_base_url", "upstream_model", "api_key_env", "credits_per_1k_tokens"}`.
+
+Requests go to `{upstream_base_url}/chat/completions` with `Authorization: Bearer $<api_key_env>`.
+`upstream_base_url` may be `sandbox://echo`: the built-in echo upstream (llmproxy.echo), reached through an
+in-process HTTP transport, so the sandbox needs no network and no vendor key.
+The file is read once per process (and again when its path or modification time changes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from core.money import InvalidCreditString, parse_credits
+
+SANDBOX_ECHO = "sandbox://echo"
+
+
+@dataclass(frozen=True)
+class Model:
+    id: str
+    upstream_base_url: str
+    upstream_model: str
+    api_key_env: str
+    price_per_1k_micros: int  # micro-credits per 1,000 tokens (prompt + completion)
+
+    @property
+    def chat_url(self) -> str:
+        return f"{self.upstream_base_url.rstrip('/')}/chat/completions"
+
+    @property
+    def is_echo(self) -> bool:
+        return self.upstream_base_url.rstrip("/") == SANDBOX_ECHO
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def charge_for(self, tokens: int) -> int:
+        """Exact to the token: micro-credits, rounded up to the next micro-credit."""
+        return -(-max(0, tokens) * self.price_per_1k_micros // 1000)
+
+
+def parse_models(entries) -> dict[str, Model]:
+    if not isinstance(entries, list):
+        raise ImproperlyConfigured("LLM_MODELS_FILE must hold a JSON list of model objects")
+    models: dict[str, Model] = {}
+    for i, entry in enumerate(entries):
+        where = f"LLM_MODELS_FILE entry {i}"
+        if not isinstance(entry, dict):
+            raise ImproperlyConfigured(f"{where} is not an object")
+        missing = [k for k in ("id", "upstream_base_url", "upstream_model", "credits_per_1k_tokens") if not entry.get(k)]
+        if missing:
+            raise ImproperlyConfigured(f"{where} lacks {', '.join(missing)}")
+        try:
+            price = parse_credits(str(entry["credits_per_1k_tokens"]))
+        except InvalidCreditString as exc:
+            raise ImproperlyConfigured(f"{where}: credits_per_1k_tokens {exc}") from exc
+        model_id = str(entry["id"])
+        if model_id in models:
+            raise ImproperlyConfigured(f"{where}: duplicate id {model_id!r}")
+        base = str(entry["upstream_base_url"]).rstrip("/")
+        if not (base.startswith(("http://", "https://")) or base == SANDBOX_ECHO):
+            raise ImproperlyConfigured(f"{where}: upstream_base_url must be http(s):// or {SANDBOX_ECHO}")
+        models[model_id] = Model(
+            id=model_id, upstream_base_url=base, upstream_model=str(entry["upstream_model"]),
+            api_key_env=str(entry.get("api_key_env") or ""), price_per_1k_micros=price,
+        )
+    return models
+
+
+_lock = threading.Lock()
+_cache: tuple[str, float, dict[str, Model]] | None = None
+
+
+def models() -> dict[str, Model]:
+    """The allowlist, id -> Model."""
+    global _cache
+    path = str(settings.LLM_MODELS_FILE)
+    try:
+        mtime = Path(path).stat().st_mtime
+    except OSError as exc:
+        raise ImproperlyConfigured(f"LLM_MODELS_FILE {path} cannot be read: {exc}") from exc
+    cached = _cache
+    if cached is not None and cached[0] == path and cached[1] == mtime:
+        return cached[2]
+    with _lock:
+        with open(path, encoding="utf-8") as fh:
+            loaded = parse_models(json.load(fh))
+        _cache = (path, mtime, loaded)
+        return loaded
+
+
+def model_get(model_id) -> Model | None:
+    if not isinstance(model_id, str):
+        return None
+    return models().get(model_id)

@@ -1,0 +1,173 @@
+"""The database side of an LLM call, in two sync steps so an async view crosses into a thread only twice:
+`chat_begin` (key, rate limit, idempotency, request record, allowlist, hold) and `chat_finish` (settle the
+hold to the exact charge and refund the rest in one transaction, close the request record). Same order
+and same rules as `core.verbs.execute`."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from django.db import close_old_connections
+
+from accounts.services import key_authenticate
+from billing import services as billing
+from core import errors
+from core.money import format_credits
+from core.parsers import parse_json_object
+from core.ratelimit import RateInfo
+from core.ratelimit import hit as ratelimit_hit
+from llmproxy import catalog, metering
+
+logger = logging.getLogger(__name__)
+
+VERB = "llm_chat"
+
+
+@dataclass
+class Call:
+    request_id: str
+    workspace: object
+    api_key: object
+    model: catalog.Model
+    body: dict
+    stream: bool
+    rate: RateInfo
+    hold: object = None
+    hold_micros: int = 0
+    prompt_estimate: int = 0
+    idempotency_key: str | None = None
+    replay: billing.Replay | None = None
+    headers: dict = field(default_factory=dict)
+
+
+def _with_rate(exc: BaseException, rate: RateInfo | None, request_id: str) -> errors.DomainError:
+    err = errors.as_domain_error(exc, request_id)
+    if rate is not None:
+        err.headers = {**err.headers, **rate.headers()}
+    return err
+
+
+def authenticate(*, authorization: str | None, request_id: str):
+    """Key and rate limit for the routes that are not chat (GET /v1/llm/models)."""
+    rate = None
+    try:
+        key = key_authenticate(authorization=authorization)
+        rate = ratelimit_hit(f"key:{key.pk}")
+        if not rate.allowed:
+            raise errors.RateLimited()
+        return key, rate
+    except Exception as exc:
+        raise _with_rate(exc, rate, request_id) from exc
+
+
+def validate(body: dict) -> catalog.Model:
+    metering.validate_body(body)
+    model = catalog.model_get(body["model"])
+    if model is None:
+        raise errors.ModelNotAllowed(
+            f"Model {str(body['model'])[:200]!r} is not on the allowlist; GET /v1/llm/models lists the allowed ids.",
+            details={"model": str(body["model"])[:200], "allowed": sorted(catalog.models())},
+        )
+    return model
+
+
+def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, content_type: str | None,
+               idempotency_key: str | None, channel: str = "rest") -> Call:
+    """Everything before the upstream call. Raises a DomainError (rate-limit headers attached) on refusal,
+    having recorded and released whatever it had opened. Returns a Call with `replay` set for an
+    idempotent replay."""
+    rate = None
+    record_open = idem_claimed = False
+    hold = None
+    try:
+        key = key_authenticate(authorization=authorization)
+        rate = ratelimit_hit(f"key:{key.pk}")
+        if not rate.allowed:
+            raise errors.RateLimited()
+        body = parse_json_object(raw_body, content_type)
+        stream = body.get("stream") is True
+        if idempotency_key is not None and not stream:
+            from core.verbs import _check_idempotency_key
+
+            _check_idempotency_key(idempotency_key)
+            replay = billing.idempotency_begin(workspace=key.workspace, key=idempotency_key, verb=VERB, data=body,
+                                               request_id=request_id)
+            if replay is not None:
+                return Call(request_id=replay.request_id, workspace=key.workspace, api_key=key, model=None, body=body,
+                            stream=False, rate=rate, replay=replay)
+            idem_claimed = True
+        billing.request_open(request_id=request_id, workspace=key.workspace, verb=VERB, api_key=key, channel=channel)
+        record_open = True
+        model = validate(body)
+        prompt = metering.prompt_estimate(body)
+        amount = model.charge_for(metering.hold_tokens(body))
+        if amount > 0:
+            hold = billing.hold_place(workspace=key.workspace, amount=amount, request_id=request_id)
+        return Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
+                    stream=stream, rate=rate, hold=hold, hold_micros=amount, prompt_estimate=prompt,
+                    idempotency_key=idempotency_key if idem_claimed else None)
+    except Exception as exc:
+        err = _with_rate(exc, rate, request_id)
+        try:
+            if hold is not None:
+                billing.hold_release(hold=hold)
+            if record_open:
+                billing.request_close(request_id=request_id, status="failed", http_status=err.http_status,
+                                      error={"code": err.code, "message": err.message})
+            if idem_claimed:
+                from core.verbs import dumps
+
+                billing.idempotency_complete(workspace=key.workspace, key=idempotency_key, request_id=request_id,
+                                             status=err.http_status, body=dumps(errors.error_body(err, request_id)),
+                                             store=err.code not in errors.RETRYABLE_CODES)
+        except Exception:  # noqa: BLE001
+            logger.exception("could not record the refusal of %s", request_id)
+            close_old_connections()
+        raise err from exc
+
+
+def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int = 200) -> dict:
+    """Settle the hold to the exact charge of `usage` (the rest released in the same transaction), close
+    the request record; returns the `service` envelope."""
+    charge = call.model.charge_for(usage["total_tokens"]) if usage else 0
+    charged = 0
+    if call.hold is not None:
+        charged = billing.hold_settle(hold=call.hold, charge=charge, verb=VERB)
+    record_usage = {"model": call.model.id, **usage} if usage else None
+    billing.request_close(request_id=call.request_id, status=status, http_status=http_status, charged=charged,
+                          usage=record_usage)
+    account = billing.account_get(workspace=call.workspace)
+    return {"request_id": call.request_id, "credits_charged": format_credits(charged),
+            "credits_available": format_credits(account.available_micros)}
+
+
+def chat_fail(*, call: Call, error: errors.DomainError) -> None:
+    """Upstream failed before any output: release the hold (nothing charged), record the failure."""
+    if call.hold is not None:
+        billing.hold_release(hold=call.hold)
+    billing.request_close(request_id=call.request_id, status="failed", http_status=error.http_status,
+                          error={"code": error.code, "message": error.message})
+    idempotency_store(call=call, status=error.http_status, body=None, error=error)
+
+
+def idempotency_store(*, call: Call, status: int, body: bytes | None, error: errors.DomainError | None = None) -> None:
+    if not call.idempotency_key:
+        return
+    if error is not None:
+        from core.verbs import dumps
+
+        body = dumps(errors.error_body(error, call.request_id))
+    billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
+                                 status=status, body=body,
+                                 store=error is None or error.code not in errors.RETRYABLE_CODES)
+
+
+def chat_finish_body(*, call: Call, usage: dict, upstream_body: dict) -> bytes:
+    """Non-streaming success: settle, then the upstream body plus `service`, stored for idempotent replay."""
+    from core.verbs import dumps
+
+    service = chat_finish(call=call, status="succeeded", usage=usage)
+    out = dumps({**upstream_body, "service": service})
+    idempotency_store(call=call, status=200, body=out)
+    return out

@@ -1,0 +1,101 @@
+"""Upstream HTTP: one pooled httpx client per upstream base URL (per event loop for the async ones, since
+an async connection pool belongs to the loop that opened it), the upstream request, and error mapping."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import weakref
+
+import httpx
+
+from core import errors
+from llmproxy.catalog import Model
+from llmproxy.echo import EchoTransport
+
+TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
+LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=500, keepalive_expiry=30.0)
+
+_async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_sync_clients: dict[str, httpx.Client] = {}
+_lock = threading.Lock()
+
+
+def _client_kwargs(model: Model) -> dict:
+    kwargs = {"timeout": TIMEOUT, "limits": LIMITS, "follow_redirects": False, "trust_env": False}
+    if model.is_echo:
+        kwargs["transport"] = EchoTransport()
+        kwargs.pop("limits")
+    return kwargs
+
+
+def async_client(model: Model) -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    per_loop = _async_clients.get(loop)
+    if per_loop is None:
+        per_loop = _async_clients.setdefault(loop, {})
+    client = per_loop.get(model.upstream_base_url)
+    if client is None:
+        client = per_loop[model.upstream_base_url] = httpx.AsyncClient(**_client_kwargs(model))
+    return client
+
+
+def sync_client(model: Model) -> httpx.Client:
+    client = _sync_clients.get(model.upstream_base_url)
+    if client is None:
+        with _lock:
+            client = _sync_clients.get(model.upstream_base_url)
+            if client is None:
+                client = _sync_clients[model.upstream_base_url] = httpx.Client(**_client_kwargs(model))
+    return client
+
+
+def request_headers(model: Model, request_id: str) -> dict:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "X-Request-Id": request_id}
+    key = model.api_key()
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+def request_body(model: Model, body: dict, *, stream: bool) -> bytes:
+    """The client's body, untouched but for `model` (the upstream's name) and, when streaming,
+    `stream_options.include_usage` forced on so the stream can be settled to the token."""
+    out = dict(body)
+    out["model"] = model.upstream_model
+    if stream:
+        out["stream"] = True
+        out["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
+    else:
+        out.pop("stream_options", None)
+        if "stream" in out:
+            out["stream"] = False
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def error_for_status(status: int, content: bytes) -> errors.DomainError:
+    """An upstream non-2xx as our envelope: the caller's mistakes (400, 404, 413, 422) are 400
+    invalid_request with the upstream's own error in details; everything else is 502 provider_unavailable."""
+    try:
+        upstream_error = json.loads(content).get("error")
+    except (ValueError, AttributeError):
+        upstream_error = None
+    if upstream_error is None:
+        upstream_error = content[:500].decode("utf-8", "replace")
+    details = {"upstream_status": status, "upstream_error": upstream_error}
+    if status in (400, 404, 413, 422):
+        message = "The model provider rejected the request."
+        if isinstance(upstream_error, dict) and upstream_error.get("message"):
+            message = f"The model provider rejected the request: {upstream_error['message']}"[:500]
+        return errors.InvalidRequest(message, details=details)
+    return errors.ProviderUnavailable(
+        f"The model provider answered HTTP {status}; nothing was charged. Retry later.", details=details
+    )
+
+
+def unavailable(exc: BaseException) -> errors.DomainError:
+    return errors.ProviderUnavailable(
+        f"The model provider could not be reached ({type(exc).__name__}); nothing was charged. Retry later."
+    )

@@ -1,0 +1,328 @@
+"""The LLM passthrough routes (async Django views, no thread held while a stream flows).
+
+POST /v1/llm/chat and /v1/llm/chat/completions, GET /v1/llm/models[/<id>]: the official `openai` client
+works with `base_url={base_url}/v1/llm`. The database is touched twice per call (begin, finish), each
+through `sync_to_async`; the upstream call is one pooled `httpx.AsyncClient` per upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+
+import httpx
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from core import errors
+from core.money import format_credits
+from llmproxy import catalog, metering, services, upstream
+
+logger = logging.getLogger(__name__)
+
+OVERHEAD_HEADER = "X-Passthrough-Overhead-Ms"
+
+_begin = sync_to_async(services.chat_begin)
+_finish = sync_to_async(services.chat_finish)
+_finish_body = sync_to_async(services.chat_finish_body)
+_fail = sync_to_async(services.chat_fail)
+_authenticate = sync_to_async(services.authenticate)
+
+_background: set[asyncio.Task] = set()
+
+
+async def _shielded(coro):
+    """Run `coro` to completion even if the request task is cancelled (client gone) meanwhile."""
+    task = asyncio.ensure_future(coro)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return await asyncio.shield(task)
+
+
+def _started(request) -> float:
+    return getattr(request, "started_at", None) or time.perf_counter()
+
+
+def _overhead(response, started: float, upstream_seconds: float):
+    added = max(0.0, time.perf_counter() - started - upstream_seconds)
+    response[OVERHEAD_HEADER] = f"{added * 1000:.3f}"
+    return response
+
+
+def _error(request, err: BaseException, started: float, upstream_seconds: float = 0.0):
+    return _overhead(errors.error_response(err, request), started, upstream_seconds)
+
+
+def _headers(response, call: services.Call):
+    for name, value in call.rate.headers().items():
+        response[name] = value
+    return response
+
+
+# --- chat ---------------------------------------------------------------------------------------------
+@csrf_exempt
+async def chat(request):
+    started = _started(request)
+    if request.method != "POST":
+        return _error(request, errors.MethodNotAllowed(), started)
+    try:
+        call = await _begin(
+            authorization=request.headers.get("Authorization"), request_id=request.request_id,
+            raw_body=request.body, content_type=request.content_type,
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+    except errors.DomainError as err:
+        return _error(request, err, started)
+    if call.replay is not None:
+        response = HttpResponse(call.replay.body, status=call.replay.status, content_type="application/json")
+        response["Idempotent-Replayed"] = "true"
+        response._request_id_override = call.replay.request_id
+        return _overhead(_headers(response, call), started, 0.0)
+    if call.stream:
+        return await _chat_stream(request, call, started)
+    return await _chat_once(request, call, started)
+
+
+async def _upstream_failed(request, call, err: errors.DomainError, started: float, upstream_seconds: float):
+    await _shielded(_fail(call=call, error=err))
+    err.headers = {**err.headers, **call.rate.headers()}
+    return _error(request, err, started, upstream_seconds)
+
+
+async def _chat_once(request, call: services.Call, started: float):
+    client = upstream.async_client(call.model)
+    t0 = time.perf_counter()
+    try:
+        resp = await client.post(call.model.chat_url, content=upstream.request_body(call.model, call.body, stream=False),
+                                 headers=upstream.request_headers(call.model, call.request_id))
+    except httpx.HTTPError as exc:
+        return await _upstream_failed(request, call, upstream.unavailable(exc), started, time.perf_counter() - t0)
+    except asyncio.CancelledError:  # the client went away before the upstream answered: nothing delivered
+        await _shielded(_finish(call=call, status="interrupted", usage=None, http_status=499))
+        raise
+    upstream_seconds = time.perf_counter() - t0
+    if resp.status_code >= 300:
+        return await _upstream_failed(request, call, upstream.error_for_status(resp.status_code, resp.content),
+                                      started, upstream_seconds)
+    try:
+        data = json.loads(resp.content)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        return await _upstream_failed(request, call, errors.ProviderUnavailable(
+            "The model provider sent a malformed response; nothing was charged. Retry later."), started, upstream_seconds)
+    tokens = metering.usage_tokens(data.get("usage"))
+    if tokens is not None:
+        usage = metering.usage_record(*tokens, estimated=False)
+    else:
+        usage = metering.usage_record(call.prompt_estimate, metering.completion_estimate_of_body(data), estimated=True)
+    body = await _shielded(_finish_body(call=call, usage=usage, upstream_body=data))
+    response = HttpResponse(body, content_type="application/json")
+    return _overhead(_headers(response, call), started, upstream_seconds)
+
+
+# --- streaming ----------------------------------------------------------------------------------------
+class UpstreamCut(Exception):
+    pass
+
+
+async def sse_data(resp: httpx.Response):
+    """The `data` payloads of an SSE stream, one per event."""
+    lines: list[str] = []
+    async for line in resp.aiter_lines():
+        if not line:
+            if lines:
+                yield "\n".join(lines)
+                lines = []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            lines.append(value[1:] if value.startswith(" ") else value)
+    if lines:
+        yield "\n".join(lines)
+
+
+def _event(data: str | bytes) -> bytes:
+    return b"data: " + (data.encode() if isinstance(data, str) else data) + b"\n\n"
+
+
+def _parse_chunk(data: str) -> dict:
+    try:
+        obj = json.loads(data)
+    except ValueError as exc:
+        raise UpstreamCut("malformed chunk") from exc
+    if not isinstance(obj, dict):
+        raise UpstreamCut("malformed chunk")
+    if obj.get("error") is not None:
+        raise UpstreamCut(json.dumps(obj["error"])[:500])
+    return obj
+
+
+def _carries_output(obj: dict) -> bool:
+    for choice in obj.get("choices") or []:
+        if isinstance(choice, dict) and (choice.get("finish_reason") or metering._text_of_delta(choice.get("delta") or {})):
+            return True
+    return metering.usage_tokens(obj.get("usage")) is not None
+
+
+async def _chat_stream(request, call: services.Call, started: float):
+    client = upstream.async_client(call.model)
+    meter = metering.StreamMeter(prompt_estimate=call.prompt_estimate)
+    t0 = time.perf_counter()
+    resp = None
+    try:
+        req = client.build_request("POST", call.model.chat_url,
+                                   content=upstream.request_body(call.model, call.body, stream=True),
+                                   headers=upstream.request_headers(call.model, call.request_id))
+        resp = await client.send(req, stream=True)
+        if resp.status_code >= 300:
+            content = await resp.aread()
+            raise upstream.error_for_status(resp.status_code, content)
+        if "text/event-stream" not in resp.headers.get("content-type", ""):
+            raise errors.ProviderUnavailable("The model provider did not stream; nothing was charged. Retry later.")
+        # Hold the response back until the upstream has produced output, so that an upstream failing before
+        # any output is a clean 502 with nothing charged.
+        events = sse_data(resp)
+        buffered: list[str] = []
+        done = False
+        async for data in events:
+            if data == "[DONE]":
+                done = True
+                break
+            obj = _parse_chunk(data)
+            meter.observe(obj)
+            buffered.append(data)
+            if _carries_output(obj):
+                break
+        else:
+            if not done:
+                raise UpstreamCut("the stream ended before any output")
+    except asyncio.CancelledError:
+        if resp is not None:
+            await _shielded(resp.aclose())
+        await _shielded(_finish(call=call, status="interrupted", usage=None, http_status=499))
+        raise
+    except (httpx.HTTPError, UpstreamCut, errors.DomainError) as exc:
+        if resp is not None:
+            await resp.aclose()
+        if isinstance(exc, errors.DomainError):
+            err = exc
+        elif isinstance(exc, UpstreamCut):
+            err = errors.ProviderUnavailable(f"The model provider failed before any output ({exc}); nothing was charged.")
+        else:
+            err = upstream.unavailable(exc)
+        return await _upstream_failed(request, call, err, started, time.perf_counter() - t0)
+    upstream_seconds = time.perf_counter() - t0
+    response = StreamingHttpResponse(_relay(call, resp, events, buffered, done, meter),
+                                     content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return _overhead(_headers(response, call), started, upstream_seconds)
+
+
+async def _relay(call: services.Call, resp: httpx.Response, events, buffered: list[str], done: bool,
+                 meter: metering.StreamMeter):
+    """Forward the upstream's chunks as they come; hold back its final usage chunk, settle, and send it
+    with `service`. A cut on either side settles as `interrupted`, charged for what was delivered."""
+    settled = False
+    usage_chunk: dict | None = None
+    last: dict | None = None
+    try:
+        for data in buffered:
+            obj = json.loads(data)
+            last = obj
+            if obj.get("usage") and not obj.get("choices"):
+                usage_chunk = obj
+                continue
+            yield _event(data)
+        if not done:
+            async for data in events:
+                if data == "[DONE]":
+                    done = True
+                    break
+                obj = _parse_chunk(data)
+                meter.observe(obj)
+                last = obj
+                if obj.get("usage") and not obj.get("choices"):
+                    usage_chunk = obj
+                    continue
+                yield _event(data)
+        if not done and not (meter.finish_reasons and meter.usage):
+            raise UpstreamCut("the stream ended early")
+        usage = meter.settle_usage()
+        service = await _shielded(_finish(call=call, status="succeeded", usage=usage))
+        settled = True
+        final = usage_chunk or _synthetic_final(last, usage)
+        final["service"] = service
+        yield _event(json.dumps(final, ensure_ascii=False, separators=(",", ":")))
+        yield b"data: [DONE]\n\n"
+    except (httpx.HTTPError, UpstreamCut) as exc:
+        usage = meter.settle_usage()
+        service = await _shielded(_finish(call=call, status="interrupted", usage=usage))
+        settled = True
+        err = errors.ProviderUnavailable(
+            f"The model provider interrupted the stream ({type(exc).__name__}); charged for what was delivered.")
+        body = errors.error_body(err, call.request_id)
+        body["service"] = service
+        yield _event(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+    finally:
+        await _shielded(resp.aclose())
+        if not settled:  # the client went away: charge what was delivered, release the rest
+            await _shielded(_finish(call=call, status="interrupted", usage=meter.settle_usage(), http_status=499))
+
+
+def _synthetic_final(last: dict | None, usage: dict) -> dict:
+    """The final usage chunk, for an upstream that sent none (usage then is the documented estimate)."""
+    last = last or {}
+    chunk = {"id": last.get("id", ""), "object": "chat.completion.chunk", "created": last.get("created", int(time.time())),
+             "model": last.get("model", ""), "choices": []}
+    chunk["usage"] = {k: usage[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    chunk["usage"]["estimated"] = usage["estimated"]
+    return chunk
+
+
+# --- models -------------------------------------------------------------------------------------------
+def _model_object(model: catalog.Model) -> dict:
+    return {"id": model.id, "object": "model", "created": 0, "owned_by": model.id.split("/")[0],
+            "credits_per_1k_tokens": format_credits(model.price_per_1k_micros)}
+
+
+async def _models_common(request):
+    started = _started(request)
+    if request.method != "GET":
+        raise errors.MethodNotAllowed()
+    key, rate = await _authenticate(authorization=request.headers.get("Authorization"), request_id=request.request_id)
+    return started, rate
+
+
+def _json(request, data, rate, started):
+    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
+    for name, value in rate.headers().items():
+        response[name] = value
+    return _overhead(response, started, 0.0)
+
+
+async def models(request):
+    started = _started(request)
+    try:
+        started, rate = await _models_common(request)
+    except errors.DomainError as err:
+        return _error(request, err, started)
+    return _json(request, {"object": "list", "data": [_model_object(m) for m in catalog.models().values()]}, rate, started)
+
+
+async def model_detail(request, model_id: str):
+    started = _started(request)
+    try:
+        started, rate = await _models_common(request)
+        model = catalog.model_get(model_id)
+        if model is None:
+            raise errors.NotFound(f"Model {model_id[:200]!r} is not on the allowlist.")
+    except errors.DomainError as err:
+        return _error(request, err, started)
+    return _json(request, _model_object(model), rate, started)
