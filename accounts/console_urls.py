@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from accounts import console_views as views
 
@@ -6,6 +6,17 @@ app_name = "console"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("switch/", views.workspace_switch, name="switch"),
+    path("keys/", views.keys, name="keys"),
+    path("keys/<uuid:key_id>/revoke/", views.key_revoke, name="key_revoke"),
+    path("approvals/", views.approvals, name="approvals"),
     path("approvals/<uuid:token_id>/", views.approval_detail, name="approval"),
-    path("auth/", include("allauth.urls")),
+    path("ledger/", views.ledger, name="ledger"),
+    path("ledger.csv", views.ledger_csv, name="ledger_csv"),
+    path("topups/", views.topups, name="topups"),
+    path("members/", views.members, name="members"),
+    path("members/<int:member_id>/role/", views.member_role, name="member_role"),
+    path("members/<int:member_id>/remove/", views.member_remove, name="member_remove"),
+    path("invitations/<uuid:invitation_id>/revoke/", views.invitation_revoke, name="invitation_revoke"),
+    path("auth/link/<str:token>/", views.signin_link, name="signin_link"),
 ]

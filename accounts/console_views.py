@@ -1,37 +1,183 @@
-"""Minimal console: the overview and the approval page (the full console is its own feature)."""
+"""The console: overview, API keys, approvals, ledger, top-ups, members, sign-in links.
 
+Every page works on the *current* workspace (session key `console_workspace_id`, switchable when the user
+belongs to several). Objects of a workspace the user is not a member of are 404, never 403, so nothing
+reveals that they exist. Views only parse, call services, and render.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import wraps
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.core.mail import send_mail
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.db.models import Q
+from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import selectors, services
-from accounts.models import ConfirmationToken
+from accounts import console_auth, selectors, services
+from accounts.forms import InviteForm, KeyCreateForm, RoleForm, TopupForm
+from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership
 from core import errors
+from core.money import format_credits
+
+SESSION_WORKSPACE = "console_workspace_id"
+
+
+# --- current workspace ------------------------------------------------------------------------------
+def current_membership(request) -> Membership:
+    memberships = list(Membership.objects.filter(user=request.user).select_related("workspace").order_by("created_at"))
+    if not memberships:
+        console_auth.ensure_workspace(user=request.user)
+        memberships = list(Membership.objects.filter(user=request.user).select_related("workspace"))
+    wanted = request.session.get(SESSION_WORKSPACE)
+    chosen = next((m for m in memberships if str(m.workspace_id) == wanted), memberships[0])
+    request._console_memberships = memberships
+    return chosen
+
+
+def console_page(view=None, *, approver=False):
+    """Signed-in pages; passes the current membership. `approver=True`: owners/admins only (others 404)."""
+
+    def deco(fn):
+        @login_required
+        @wraps(fn)
+        def wrapper(request, *args, **kwargs):
+            membership = current_membership(request)
+            if approver and not membership.can_approve:
+                raise Http404
+            request.membership = membership
+            return fn(request, membership, *args, **kwargs)
+
+        return wrapper
+
+    return deco(view) if view else deco
+
+
+def console_context(request):
+    """Template context for console pages (nav, workspace switcher)."""
+    membership = getattr(request, "membership", None)
+    if membership is None:
+        return {}
+    return {"membership": membership, "workspace": membership.workspace,
+            "memberships": getattr(request, "_console_memberships", [membership])}
 
 
 @login_required
-def overview(request):
-    from billing.models import CreditAccount
+@require_POST
+def workspace_switch(request):
+    wanted = request.POST.get("workspace", "")
+    if not Membership.objects.filter(user=request.user, workspace_id__in=_uuid_or_none(wanted)).exists():
+        raise Http404
+    request.session[SESSION_WORKSPACE] = wanted
+    nxt = request.POST.get("next") or reverse("console:overview")
+    return redirect(nxt if nxt.startswith("/console/") else reverse("console:overview"))
 
-    workspaces = list(selectors.workspaces_for_user(user=request.user))
-    accounts = {a.workspace_id: a for a in CreditAccount.objects.filter(workspace__in=workspaces)}
-    pending = ConfirmationToken.objects.filter(
-        workspace__in=workspaces, status=ConfirmationToken.Status.PENDING
-    ).order_by("-created_at")[:50]
+
+def _uuid_or_none(value):
+    import uuid
+
+    try:
+        return [uuid.UUID(value)]
+    except (ValueError, TypeError):
+        return []
+
+
+# --- overview ---------------------------------------------------------------------------------------
+@console_page
+def overview(request, membership):
+    from billing import selectors as billing_selectors
+    from billing.models import RequestRecord
+
+    ws = membership.workspace
+    usage = billing_selectors.usage_get(workspace=ws)
+    rows = usage["last_30_days"]
+    from core.money import parse_credits
+
+    top = max([parse_credits(r["credits_charged"]) for r in rows] or [0])
+    chart = [
+        {**r, "pct": (parse_credits(r["credits_charged"]) * 100 // top) if top else 0} for r in rows
+    ]
+    chart.sort(key=lambda r: -parse_credits(r["credits_charged"]))
+    recent = RequestRecord.objects.filter(workspace=ws).order_by("-created_at")[:15]
+    pending = _pending_tokens(ws)[:10]
     return render(request, "console/overview.html", {
-        "workspaces": [(w, accounts.get(w.pk)) for w in workspaces], "pending": pending,
+        "usage": usage, "chart": chart, "recent": [
+            {"r": r, "charged": format_credits(r.credits_charged_micros)} for r in recent
+        ],
+        "pending": pending,
     })
 
 
-@login_required
+# --- API keys ---------------------------------------------------------------------------------------
+@never_cache
+@console_page
 @require_http_methods(["GET", "POST"])
-def approval_detail(request, token_id):
+def keys(request, membership):
+    ws = membership.workspace
+    created = None
+    form = KeyCreateForm()
+    if request.method == "POST":
+        if not membership.can_approve:
+            raise Http404
+        form = KeyCreateForm(request.POST)
+        if form.is_valid():
+            key, plaintext = services.key_create(workspace=ws, name=form.cleaned_data["name"],
+                                                 scopes=form.cleaned_data["scopes"], created_by=request.user)
+            created = {"key": key, "plaintext": plaintext}  # shown once, in this response only
+            form = KeyCreateForm()
+    listing = ApiKey.objects.filter(workspace=ws).order_by("revoked_at", "-created_at")
+    response = render(request, "console/keys.html", {"form": form, "created": created, "keys": listing})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@console_page(approver=True)
+@require_POST
+def key_revoke(request, membership, key_id):
+    key = ApiKey.objects.filter(workspace=membership.workspace, pk=key_id).first()
+    if key is None:
+        raise Http404
+    services.key_revoke(key=key)
+    messages.success(request, f"Key “{key.name}” ({key.display}) revoked. Calls with it now get 401.")
+    return redirect("console:keys")
+
+
+# --- approvals --------------------------------------------------------------------------------------
+def _pending_tokens(ws):
+    return ConfirmationToken.objects.filter(
+        workspace=ws, status=ConfirmationToken.Status.PENDING, expires_at__gt=timezone.now()
+    ).order_by("-created_at")
+
+
+@console_page
+def approvals(request, membership):
+    ws = membership.workspace
+    history = ConfirmationToken.objects.filter(workspace=ws).exclude(
+        Q(status=ConfirmationToken.Status.PENDING) & Q(expires_at__gt=timezone.now())
+    ).select_related("decided_by").order_by("-created_at")
+    page = Paginator(history, 25).get_page(request.GET.get("page"))
+    return render(request, "console/approvals.html", {"pending": _pending_tokens(ws), "page": page})
+
+
+@console_page
+@require_http_methods(["GET", "POST"])
+def approval_detail(request, membership, token_id):
     token = selectors.token_get_for_user(user=request.user, token_id=token_id)
     if token is None:
         raise Http404
-    membership = selectors.membership_get(user=request.user, workspace=token.workspace)
-    can_decide = membership is not None and membership.can_approve
+    token_membership = selectors.membership_get(user=request.user, workspace=token.workspace)
+    can_decide = token_membership is not None and token_membership.can_approve
     error = None
     if request.method == "POST":
         if not can_decide:
@@ -40,10 +186,253 @@ def approval_detail(request, token_id):
         try:
             if decision == "approve":
                 services.token_approve(token=token, user=request.user)
+                messages.success(request, "Approved. The agent can now repeat its call with this token.")
             elif decision == "deny":
                 services.token_deny(token=token, user=request.user)
+                messages.success(request, "Denied. The agent's call with this token gets confirmation_denied.")
+            else:
+                raise errors.InvalidRequest("Choose Approve or Deny.")
             return redirect("console:approval", token_id=token.pk)
         except errors.DomainError as exc:
             error = exc.message
         token.refresh_from_db()
-    return render(request, "console/approval.html", {"token": token, "can_decide": can_decide, "error": error})
+    return render(request, "console/approval.html", {
+        "token": token, "can_decide": can_decide, "error": error, "what": describe_token(token),
+    })
+
+
+def describe_token(token: ConfirmationToken) -> dict:
+    """A plain-language account of what approving will do, from the token's summary and parameters."""
+    s = token.summary or {}
+    p = token.params or {}
+    if token.verb == "setup_sending":
+        quote = s.get("quote", s)
+        headline = "Buy sending capacity"
+        lines = []
+        if "domains" in quote or "mailboxes" in quote:
+            lines.append(f"Register {quote.get('domains', '?')} sending domain(s) with {quote.get('mailboxes', '?')} mailbox(es).")
+        if quote.get("setup_credits") is not None:
+            lines.append(f"Charge {quote.get('setup_credits')} credits once for setup.")
+        if quote.get("upkeep_credits_per_month") is not None:
+            lines.append(f"Then {quote.get('upkeep_credits_per_month')} credits per month per the active mailboxes, renewed monthly.")
+        if p.get("emails_per_week"):
+            lines.append(f"Sized for {p['emails_per_week']} emails per week.")
+    elif token.verb == "launch_campaign":
+        headline = f"Launch campaign {s.get('campaign_name') or s.get('name') or p.get('campaign_id', '')}".strip()
+        lines = []
+        if s.get("leads_active") is not None:
+            lines.append(f"Start emailing {s['leads_active']} lead(s).")
+        if s.get("mailboxes_active") is not None:
+            lines.append(f"Send from {s['mailboxes_active']} active mailbox(es).")
+    else:
+        headline, lines = f"Run {token.verb}", []
+    return {"headline": s.get("headline") or headline, "lines": lines, "summary": s, "params": p}
+
+
+# --- ledger -----------------------------------------------------------------------------------------
+def _ledger_qs(ws, kind):
+    from billing.models import LedgerEntry
+
+    qs = LedgerEntry.objects.filter(account_id=ws.pk).select_related("created_by").order_by("-id")
+    if kind in LedgerEntry.Kind.values:
+        qs = qs.filter(kind=kind)
+    return qs
+
+
+@console_page
+def ledger(request, membership):
+    from billing.models import LedgerEntry
+
+    kind = request.GET.get("kind", "")
+    page = Paginator(_ledger_qs(membership.workspace, kind), 50).get_page(request.GET.get("page"))
+    rows = [{"e": e, "amount": format_credits(e.amount_micros), "after": format_credits(e.balance_after_micros)}
+            for e in page.object_list]
+    return render(request, "console/ledger.html", {
+        "page": page, "rows": rows, "kind": kind, "kinds": LedgerEntry.Kind.values,
+    })
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+@console_page
+def ledger_csv(request, membership):
+    kind = request.GET.get("kind", "")
+    qs = _ledger_qs(membership.workspace, kind)
+    writer = csv.writer(_Echo())
+
+    def rows():
+        yield writer.writerow(["id", "created_at", "kind", "amount_credits", "balance_after_credits", "verb",
+                               "request_id", "memo", "external_ref", "created_by"])
+        for e in qs.iterator(chunk_size=2000):
+            yield writer.writerow([e.pk, e.created_at.isoformat(), e.kind, format_credits(e.amount_micros),
+                                   format_credits(e.balance_after_micros), e.verb, e.request_id, e.memo,
+                                   e.external_ref or "", e.created_by.email if e.created_by else ""])
+
+    name = f"ledger-{membership.workspace.pk}{'-' + kind if kind else ''}.csv"
+    response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+# --- top-ups ----------------------------------------------------------------------------------------
+@console_page
+@require_http_methods(["GET", "POST"])
+def topups(request, membership):
+    from billing import topups as svc
+    from billing.models import CheckoutSession
+
+    ws = membership.workspace
+    form = TopupForm()
+    if request.method == "POST":
+        if not membership.can_approve:
+            raise Http404
+        form = TopupForm(request.POST)
+        mode = request.POST.get("mode")
+        if form.is_valid():
+            amount = form.cleaned_data["amount"]
+            try:
+                if mode == "sandbox":
+                    svc.sandbox_topup(workspace=ws, credits_whole=amount, user=request.user)
+                    messages.success(request, f"Added {amount:,} sandbox test credits.")
+                    return redirect("console:topups")
+                if mode == "stripe":
+                    base = settings.BASE_URL
+                    session = svc.checkout_create(
+                        workspace=ws, credits_whole=amount, user=request.user,
+                        success_url=f"{base}{reverse('console:topups')}?checkout=success",
+                        cancel_url=f"{base}{reverse('console:topups')}?checkout=cancelled",
+                    )
+                    return HttpResponseRedirect(session.url)
+                raise errors.InvalidRequest("Choose how to pay.")
+            except errors.DomainError as exc:
+                form.add_error(None, exc.message)
+    account_available = _available(ws)
+    return render(request, "console/topups.html", {
+        "form": form, "packs": svc.packs(), "stripe": svc.stripe_enabled(), "available": account_available,
+        "sessions": [
+            {"s": s, "credits": format_credits(s.credits_micros), "usd": f"{s.amount_cents / 100:,.2f}"}
+            for s in CheckoutSession.objects.filter(workspace=ws).order_by("-created_at")[:10]
+        ],
+        "min": settings.TOPUP_MIN_CREDITS, "max": settings.TOPUP_MAX_CREDITS,
+        "sandbox_max": settings.SANDBOX_TOPUP_MAX_CREDITS, "checkout": request.GET.get("checkout"),
+    })
+
+
+def _available(ws) -> str:
+    from billing.models import CreditAccount
+
+    account = CreditAccount.objects.get(pk=ws.pk)
+    return format_credits(account.available_micros)
+
+
+# --- members ----------------------------------------------------------------------------------------
+@console_page
+@require_http_methods(["GET", "POST"])
+def members(request, membership):
+    ws = membership.workspace
+    form = InviteForm()
+    if request.method == "POST":
+        if not membership.can_approve:
+            raise Http404
+        form = InviteForm(request.POST)
+        if form.is_valid():
+            email = form.cleaned_data["email"].strip().lower()
+            role = form.cleaned_data["role"]
+            if role == Membership.Role.OWNER and membership.role != Membership.Role.OWNER:
+                form.add_error("role", "Only owners can invite owners.")
+            elif Membership.objects.filter(workspace=ws, user__email__iexact=email).exists():
+                form.add_error("email", "Already a member.")
+            else:
+                Invitation.objects.filter(workspace=ws, email__iexact=email, accepted_at__isnull=True,
+                                          revoked_at__isnull=True).update(revoked_at=timezone.now())
+                Invitation.objects.create(workspace=ws, email=email, role=role, invited_by=request.user)
+                _send_invitation(ws, email, role, request.user)
+                messages.success(request, f"Invited {email} as {role}. They join when they sign in with that address.")
+                return redirect("console:members")
+    return render(request, "console/members.html", {
+        "form": form, "role_form": RoleForm(),
+        "members": Membership.objects.filter(workspace=ws).select_related("user").order_by("created_at"),
+        "invitations": Invitation.objects.filter(workspace=ws, accepted_at__isnull=True, revoked_at__isnull=True),
+        "roles": Membership.Role.choices,
+    })
+
+
+def _send_invitation(ws, email, role, inviter):
+    body = (
+        f"{inviter.email} invited you to the workspace “{ws.name}” as {role}.\n\n"
+        f"Sign in (or sign up) with this address to join: {settings.BASE_URL}{reverse('account_login')}\n\n"
+        "No password is needed: we email you a one-time code.\n"
+    )
+    send_mail(f"You're invited to {ws.name}", body, settings.DEFAULT_FROM_EMAIL, [email])
+
+
+def _owners(ws) -> int:
+    return Membership.objects.filter(workspace=ws, role=Membership.Role.OWNER).count()
+
+
+@console_page(approver=True)
+@require_POST
+def member_role(request, membership, member_id):
+    ws = membership.workspace
+    form = RoleForm(request.POST)
+    with transaction.atomic():
+        target = Membership.objects.select_for_update().filter(workspace=ws, pk=member_id).select_related("user").first()
+        if target is None or not form.is_valid():
+            raise Http404
+        role = form.cleaned_data["role"]
+        if Membership.Role.OWNER in (role, target.role) and membership.role != Membership.Role.OWNER:
+            messages.error(request, "Only owners can grant or change the owner role.")
+        elif target.role == Membership.Role.OWNER and role != Membership.Role.OWNER and _owners(ws) <= 1:
+            messages.error(request, "A workspace needs at least one owner.")
+        else:
+            target.role = role
+            target.save(update_fields=["role"])
+            messages.success(request, f"{target.user.email} is now {role}.")
+    return redirect("console:members")
+
+
+@console_page(approver=True)
+@require_POST
+def member_remove(request, membership, member_id):
+    ws = membership.workspace
+    with transaction.atomic():
+        target = Membership.objects.select_for_update().filter(workspace=ws, pk=member_id).select_related("user").first()
+        if target is None:
+            raise Http404
+        if target.role == Membership.Role.OWNER and membership.role != Membership.Role.OWNER:
+            messages.error(request, "Only owners can remove an owner.")
+        elif target.role == Membership.Role.OWNER and _owners(ws) <= 1:
+            messages.error(request, "A workspace needs at least one owner.")
+        else:
+            target.delete()
+            messages.success(request, f"Removed {target.user.email}.")
+    return redirect("console:members")
+
+
+@console_page(approver=True)
+@require_POST
+def invitation_revoke(request, membership, invitation_id):
+    updated = Invitation.objects.filter(workspace=membership.workspace, pk=invitation_id, accepted_at__isnull=True,
+                                        revoked_at__isnull=True).update(revoked_at=timezone.now())
+    if not updated:
+        raise Http404
+    messages.success(request, "Invitation revoked.")
+    return redirect("console:members")
+
+
+# --- sign-in link (emailed beside the code) ---------------------------------------------------------
+@never_cache
+@require_http_methods(["GET", "POST"])
+def signin_link(request, token):
+    """GET shows a confirmation button and changes nothing (mail scanners follow links); POST signs in."""
+    if request.method == "GET":
+        link = console_auth.signin_link_peek(token=token)
+        return render(request, "account/signin_link.html", {"link": link}, status=200 if link else 404)
+    link = console_auth.signin_link_consume(token=token)
+    if link is None:
+        return render(request, "account/signin_link.html", {"link": None}, status=404)
+    login(request, link.user, backend="allauth.account.auth_backends.AuthenticationBackend")
+    return redirect(settings.LOGIN_REDIRECT_URL)

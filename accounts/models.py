@@ -148,3 +148,35 @@ class ConfirmationToken(models.Model):
     @property
     def effective_status(self) -> str:
         return self.Status.EXPIRED if self.is_expired else self.status
+
+
+class SignInLink(models.Model):
+    """An emailed one-time sign-in link (sent beside the allauth code). Only a SHA-256 of the token is
+    stored; the link signs in only after a POST on its confirmation page (mail scanners follow GETs)."""
+
+    id = models.BigAutoField(primary_key=True)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    email = models.EmailField()
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["email", "-created_at"])]
+
+
+class Invitation(models.Model):
+    """An invitation to join a workspace; accepted when a user with that (verified) email signs in."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Membership.Role.choices, default=Membership.Role.MEMBER)
+    invited_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["email", "accepted_at"])]

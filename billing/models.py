@@ -143,3 +143,24 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="uniq_idempotency_key")]
+
+
+class CheckoutSession(models.Model):
+    """A Stripe Checkout session opened from the console's top-up page; credited once by the webhook."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        PAID = "paid"
+        EXPIRED = "expired"
+
+    id = models.CharField(max_length=255, primary_key=True, help_text="Stripe's cs_… id")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="checkout_sessions")
+    credits_micros = models.BigIntegerField()
+    amount_cents = models.IntegerField()
+    currency = models.CharField(max_length=8, default="usd")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    url = models.URLField(max_length=2000, blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    paid_event_id = models.CharField(max_length=255, blank=True, default="")
+    paid_at = models.DateTimeField(null=True, blank=True)

@@ -359,3 +359,26 @@ DNS_TECHNOLOGY_ENABLED = env_bool("DNS_TECHNOLOGY_ENABLED", not SANDBOX or bool(
 DNS_TECHNOLOGY_RESCAN_SECONDS = env_int("DNS_TECHNOLOGY_RESCAN_SECONDS", 3600)
 if "leads.verification.intent" not in LEADS_PROVIDER_MODULES:
     LEADS_PROVIDER_MODULES.append("leads.verification.intent")
+
+# --- console (issue 5): sign-in adapter, throttles, top-ups --------------------------------------------
+ACCOUNT_ADAPTER = "accounts.console_auth.ConsoleAccountAdapter"
+ACCOUNT_RATE_LIMITS = {
+    **ACCOUNT_RATE_LIMITS,
+    # Code requests: per client IP and per address (the key is the email).
+    "request_login_code": "20/m/ip,3/m/key",
+    "signup": "20/m/ip",
+}
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Outbound service] "
+ACCOUNT_LOGIN_BY_CODE_MAX_RESEND_COUNT = 3
+ACCOUNT_PREVENT_ENUMERATION = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_LOGIN_ON_GET = False
+# Top-ups: 1 credit is about 0.01 USD. Packs as (credits, price in cents).
+TOPUP_PACKS = [(1_000, 1_000), (5_000, 5_000), (25_000, 25_000)]
+TOPUP_CENTS_PER_CREDIT = 1
+TOPUP_MIN_CREDITS = env_int("TOPUP_MIN_CREDITS", 500)
+TOPUP_MAX_CREDITS = env_int("TOPUP_MAX_CREDITS", 1_000_000)
+STRIPE_API_BASE = env("STRIPE_API_BASE", "https://api.stripe.com")
+STRIPE_WEBHOOK_TOLERANCE_SECONDS = env_int("STRIPE_WEBHOOK_TOLERANCE_SECONDS", 300)
+SANDBOX_TOPUP_MAX_CREDITS = env_int("SANDBOX_TOPUP_MAX_CREDITS", 100_000)
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("accounts.console_views.console_context")

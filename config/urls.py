@@ -19,6 +19,8 @@ urlpatterns = [
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),
     path("docs/redoc", SpectacularRedocView.as_view(url_name="openapi"), name="redoc"),
     path("admin/", admin.site.urls),
+    # allauth's URL names (account_login, …) must stay un-namespaced: allauth reverses them itself.
+    path("console/auth/", include("allauth.urls")),
     path("console/", include("accounts.console_urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
 ]

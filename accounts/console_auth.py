@@ -1,0 +1,140 @@
+"""Console sign-in glue around django-allauth, and the console's signal receivers.
+
+- `ConsoleAccountAdapter`: adds a one-time sign-in link to allauth's login-code mail. The link's token is
+  stored as a SHA-256 only, expires with the code, is single-use, and signs in only after a POST.
+- Receivers: sign-up creates a workspace (300 free credits); signing in accepts pending invitations;
+  an approval waiting (accounts.signals.approval_requested) emails the workspace's owners and admins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from datetime import timedelta
+
+from allauth.account import app_settings as allauth_settings
+from allauth.account.adapter import DefaultAccountAdapter
+from allauth.account.models import EmailAddress
+from allauth.account.signals import user_signed_up
+from django.conf import settings
+from django.contrib.auth.signals import user_logged_in
+from django.core.mail import send_mail
+from django.db import transaction
+from django.dispatch import receiver
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from accounts.models import ConfirmationToken, Invitation, Membership, SignInLink, User
+from accounts.signals import approval_requested
+
+logger = logging.getLogger(__name__)
+
+
+# --- sign-in links ----------------------------------------------------------------------------------
+def _link_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def signin_link_issue(*, user: User, email: str) -> str:
+    """A new single-use sign-in URL for `user`; returns the URL (the plaintext token is never stored)."""
+    token = secrets.token_urlsafe(32)
+    SignInLink.objects.create(
+        user=user, email=email.lower(), token_hash=_link_hash(token),
+        expires_at=timezone.now() + timedelta(seconds=allauth_settings.LOGIN_BY_CODE_TIMEOUT),
+    )
+    return f"{settings.BASE_URL}/console/auth/link/{token}/"
+
+
+def signin_link_peek(*, token: str) -> SignInLink | None:
+    """The usable link for `token` (unused, unexpired), without consuming it (for the GET page)."""
+    link = SignInLink.objects.select_related("user").filter(token_hash=_link_hash(token)).first()
+    if link is None or link.used_at is not None or link.expires_at <= timezone.now() or not link.user.is_active:
+        return None
+    return link
+
+
+def signin_link_consume(*, token: str) -> SignInLink | None:
+    """Use the link once: a conditional UPDATE, so two POSTs race to at most one sign-in."""
+    link = signin_link_peek(token=token)
+    if link is None:
+        return None
+    now = timezone.now()
+    if SignInLink.objects.filter(pk=link.pk, used_at__isnull=True, expires_at__gt=now).update(used_at=now) != 1:
+        return None
+    # The link proves control of the address, like the code does.
+    EmailAddress.objects.filter(user=link.user, email__iexact=link.email).update(verified=True)
+    return link
+
+
+class ConsoleAccountAdapter(DefaultAccountAdapter):
+    def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        if template_prefix == "account/email/login_code" and context.get("code"):
+            user = User.objects.filter(email__iexact=email).first()
+            if user is not None:
+                # Users made by operators (create_workspace, seed_demo) have no allauth address row yet;
+                # without one, a correct code would still be followed by a second verification step.
+                EmailAddress.objects.get_or_create(
+                    user=user, email__iexact=email, defaults={"email": email.lower(), "primary": True}
+                )
+                context = {**context, "signin_link": signin_link_issue(user=user, email=email)}
+        context.setdefault("BASE_URL", settings.BASE_URL)
+        super().send_mail(template_prefix, email, context)
+
+
+# --- workspaces and invitations ---------------------------------------------------------------------
+def invitations_accept(*, user: User) -> int:
+    """Turn the pending invitations for the user's address into memberships."""
+    accepted = 0
+    now = timezone.now()
+    with transaction.atomic():
+        pending = Invitation.objects.select_for_update().filter(
+            email__iexact=user.email, accepted_at__isnull=True, revoked_at__isnull=True
+        )
+        for inv in pending:
+            Membership.objects.get_or_create(user=user, workspace=inv.workspace, defaults={"role": inv.role})
+            inv.accepted_at = now
+            inv.save(update_fields=["accepted_at"])
+            accepted += 1
+    return accepted
+
+
+def ensure_workspace(*, user: User) -> None:
+    """A user always has somewhere to work: their invitations, else a new workspace with 300 credits."""
+    from accounts.services import workspace_create
+
+    invitations_accept(user=user)
+    if not Membership.objects.filter(user=user).exists():
+        workspace_create(owner=user)
+
+
+@receiver(user_signed_up, dispatch_uid="console-signup-workspace")
+def _on_signed_up(sender, request, user, **kwargs):
+    ensure_workspace(user=user)
+
+
+@receiver(user_logged_in, dispatch_uid="console-login-invitations")
+def _on_logged_in(sender, request, user, **kwargs):
+    invitations_accept(user=user)
+
+
+# --- approvals waiting ------------------------------------------------------------------------------
+@receiver(approval_requested, dispatch_uid="console-approval-mail")
+def _on_approval_requested(sender, token: ConfirmationToken, **kwargs):
+    from accounts.services import approval_url
+
+    recipients = list(
+        Membership.objects.filter(
+            workspace_id=token.workspace_id, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN],
+            user__is_active=True,
+        ).values_list("user__email", flat=True)
+    )
+    if not recipients:
+        return
+    ctx = {"token": token, "workspace": token.workspace, "approval_url": approval_url(token)}
+    subject = f"Approval needed: {token.verb} in {token.workspace.name}"
+    body = render_to_string("console/email/approval_requested.txt", ctx)
+    try:
+        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)
+    except Exception:  # a mail outage must not fail the API call that issued the token
+        logger.exception("could not email approvers for token %s", token.pk)

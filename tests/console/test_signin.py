@@ -1,0 +1,118 @@
+"""Passwordless sign-in: emailed code, emailed link (POST only), sign-up with 300 credits, throttles."""
+
+import pytest
+from django.test import Client
+
+from accounts.models import Membership, SignInLink
+from billing.models import CreditAccount
+from tests.console.helpers import body, last_code, last_link, messages_to
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _request_code(client, email):
+    return client.post("/console/auth/login/", {"login": email})
+
+
+def test_login_page_has_email_input_and_no_password():
+    html = Client().get("/console/auth/login/").content.decode()
+    assert '<input type="email" name="login"' in html
+    assert "type=\"password\"" not in html and "name=\"password\"" not in html
+
+
+def test_sign_in_by_emailed_code(owner):
+    c = Client()
+    resp = _request_code(c, owner.email)
+    assert resp.status_code == 302 and resp["Location"].startswith("/console/auth/login/code/confirm/")
+    code = last_code(owner.email)
+    page = c.get(resp["Location"]).content.decode()
+    assert 'name="code"' in page
+    resp = c.post("/console/auth/login/code/confirm/", {"code": code})
+    assert resp.status_code == 302
+    assert c.get("/console/").status_code == 200
+
+
+def test_unknown_address_gets_no_code_and_no_account():
+    c = Client()
+    resp = _request_code(c, "nobody@example.com")
+    assert resp.status_code == 302  # no enumeration: same answer
+    msgs = messages_to("nobody@example.com")
+    assert len(msgs) == 1 and "sign-in code is" not in body(msgs[0])
+
+
+def test_wrong_code_attempts_are_limited(owner):
+    c = Client()
+    _request_code(c, owner.email)
+    code = last_code(owner.email)
+    for _ in range(3):  # ACCOUNT_LOGIN_BY_CODE_MAX_ATTEMPTS
+        c.post("/console/auth/login/code/confirm/", {"code": "WRONG1"})
+    # The code is now dead: even the right one no longer signs in.
+    c.post("/console/auth/login/code/confirm/", {"code": code})
+    assert c.get("/console/").status_code == 302
+
+
+def test_code_requests_throttled_per_address(owner):
+    for i in range(3):
+        assert _request_code(Client(REMOTE_ADDR=f"10.0.0.{i}"), owner.email).status_code == 302
+    resp = _request_code(Client(REMOTE_ADDR="10.0.0.9"), owner.email)
+    assert resp.status_code == 200 and b"Too many" in resp.content  # the form refuses; no 4th mail
+    assert len([m for m in messages_to(owner.email) if "sign-in code is" in body(m)]) == 3
+
+
+def test_sign_up_creates_workspace_with_300_credits():
+    c = Client()
+    resp = c.post("/console/auth/signup/", {"email": "New.Person@Example.com"})
+    assert resp.status_code == 302
+    code = last_code("new.person@example.com")
+    resp = c.post(resp["Location"], {"code": code})
+    assert resp.status_code == 302
+    assert c.get("/console/").status_code == 200
+    membership = Membership.objects.get(user__email="new.person@example.com")
+    assert membership.role == "owner"
+    assert CreditAccount.objects.get(pk=membership.workspace_id).balance_micros == 300_000_000
+
+
+def test_link_get_does_not_sign_in_post_does_once(owner):
+    _request_code(Client(), owner.email)
+    link = last_link(owner.email)
+    path = link.split("://", 1)[1].split("/", 1)[1]
+    path = "/" + path
+    browser = Client()
+    page = browser.get(path)
+    assert page.status_code == 200 and b"<form method=\"post\"" in page.content
+    browser.get(path)  # scanners may follow it many times
+    assert browser.get("/console/").status_code == 302  # still signed out
+    assert SignInLink.objects.get().used_at is None
+    resp = browser.post(path)
+    assert resp.status_code == 302 and resp["Location"] == "/console/"
+    assert browser.get("/console/").status_code == 200
+    # Single use.
+    again = Client()
+    assert again.post(path).status_code == 404
+    assert again.get(path).status_code == 404
+
+
+def test_link_token_stored_hashed_and_expires(owner, settings):
+    import time_machine
+    from django.utils import timezone
+
+    _request_code(Client(), owner.email)
+    link = last_link(owner.email)
+    token = link.rstrip("/").rsplit("/", 1)[1]
+    row = SignInLink.objects.get()
+    assert token not in row.token_hash and len(row.token_hash) == 64
+    path = "/console/auth/link/" + token + "/"
+    with time_machine.travel(timezone.now() + timezone.timedelta(seconds=601)):
+        assert Client().post(path).status_code == 404
+
+
+def test_inactive_user_cannot_use_link():
+    user = UserFactory(email="gone@example.com")
+    from accounts.console_auth import signin_link_issue
+
+    url = signin_link_issue(user=user, email=user.email)
+    user.is_active = False
+    user.save()
+    path = "/" + url.split("://", 1)[1].split("/", 1)[1]
+    assert Client().post(path).status_code == 404
