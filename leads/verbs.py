@@ -28,16 +28,34 @@ class CreditStringField(serializers.CharField):
             raise serializers.ValidationError(str(exc)) from exc
 
 
+class TextField(serializers.CharField):
+    """A CharField that refuses non-strings (DRF would coerce 123 to "123")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
+
+
+class WholeNumberField(serializers.IntegerField):
+    """An IntegerField that refuses strings, booleans and fractions (DRF would coerce "5" and True)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float) or (isinstance(data, float) and not data.is_integer()):
+            raise serializers.ValidationError("Must be an integer.")
+        return super().to_internal_value(int(data))
+
+
 def _string_list(help_text: str, item_max: int = 200):
     return serializers.ListField(
-        child=serializers.CharField(max_length=item_max), required=False, max_length=LIST_MAX, help_text=help_text,
+        child=TextField(max_length=item_max), required=False, max_length=LIST_MAX, help_text=help_text,
     )
 
 
 # --- find_leads -----------------------------------------------------------------------------------
 class HeadcountIn(StrictSerializer):
-    min = serializers.IntegerField(required=False, min_value=0, help_text="Smallest employee count (inclusive).")
-    max = serializers.IntegerField(required=False, min_value=0, help_text="Largest employee count (inclusive).")
+    min = WholeNumberField(required=False, min_value=0, help_text="Smallest employee count (inclusive).")
+    max = WholeNumberField(required=False, min_value=0, help_text="Largest employee count (inclusive).")
 
     def validate(self, attrs):
         if "min" in attrs and "max" in attrs and attrs["min"] > attrs["max"]:
@@ -46,7 +64,7 @@ class HeadcountIn(StrictSerializer):
 
 
 class FindLeadsIn(StrictSerializer):
-    audience = serializers.CharField(
+    audience = TextField(
         min_length=3, max_length=2000,
         help_text="Who you are looking for, in words (3 to 2000 characters). It steers your choice of filters; "
                   "the search itself uses the structured filters below.",
@@ -59,10 +77,10 @@ class FindLeadsIn(StrictSerializer):
                              "city, region or country, any item.")
     company_headcount = HeadcountIn(required=False, help_text="Employee-count range of the lead's company, "
                                                               "bounds inclusive: {\"min\": 50, \"max\": 500}.")
-    limit = serializers.IntegerField(required=False, default=25, min_value=1, max_value=200,
+    limit = WholeNumberField(required=False, default=25, min_value=1, max_value=200,
                                      help_text="Leads to return, 1 to 200 (default 25). Costs 0.2 credits per "
                                                "lead returned; the hold is 0.2 x limit.")
-    cursor = serializers.CharField(required=False, max_length=2000,
+    cursor = TextField(required=False, max_length=2000,
                                    help_text="`next_cursor` of the previous page, with the same filters.")
 
 
@@ -96,13 +114,13 @@ find_leads = register(Verb(
 
 # --- enrich ---------------------------------------------------------------------------------------
 class PersonIn(StrictSerializer):
-    fingerprint = serializers.CharField(required=False, max_length=80,
+    fingerprint = TextField(required=False, max_length=80,
                                         help_text="A lead's `fp1:` fingerprint from find_leads.")
-    full_name = serializers.CharField(required=False, max_length=300, help_text="With company_domain.")
-    first_name = serializers.CharField(required=False, max_length=150, help_text="With last_name and company_domain.")
-    last_name = serializers.CharField(required=False, max_length=150)
-    company_domain = serializers.CharField(required=False, max_length=253, help_text="e.g. acme.com")
-    social_url = serializers.CharField(required=False, max_length=500, help_text="Professional-network profile URL.")
+    full_name = TextField(required=False, max_length=300, help_text="With company_domain.")
+    first_name = TextField(required=False, max_length=150, help_text="With last_name and company_domain.")
+    last_name = TextField(required=False, max_length=150)
+    company_domain = TextField(required=False, max_length=253, help_text="e.g. acme.com")
+    social_url = TextField(required=False, max_length=500, help_text="Professional-network profile URL.")
     email = serializers.EmailField(required=False, max_length=320, help_text="A known address of the person.")
 
     def validate_fingerprint(self, value):
@@ -171,7 +189,7 @@ enrich = register(Verb(
 # --- find_intent ----------------------------------------------------------------------------------
 class FindIntentIn(StrictSerializer):
     company_domains = serializers.ListField(
-        child=serializers.CharField(max_length=253), min_length=1, max_length=100,
+        child=TextField(max_length=253), min_length=1, max_length=100,
         help_text="1 to 100 company domains (lower-cased and de-duplicated before counting).",
     )
     signals = serializers.ListField(
