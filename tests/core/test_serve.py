@@ -48,13 +48,34 @@ def get(url):
         return r.status, json.loads(r.read())
 
 
-@pytest.fixture
-def instance(tmp_path):
+def _backends():
+    """Embedded default always; PostgreSQL + Redis too when the run has them (the CI's second pass)."""
+    url = os.environ.get("DATABASE_URL", "")
+    return ["embedded", "postgres+redis"] if url.startswith("postgres") and os.environ.get("REDIS_URL") else ["embedded"]
+
+
+@pytest.fixture(params=_backends())
+def instance(request, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     port = free_port()
     env.update(DATA_DIR=str(tmp_path / "data"), PORT=str(port), SANDBOX_SMTP_PORT="0", SANDBOX="1")
+    dbname = None
+    if request.param == "postgres+redis":
+        import psycopg
+
+        base = os.environ["DATABASE_URL"]
+        dbname = f"serve_test_{os.getpid()}_{port}"
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{dbname}"')
+        env["DATABASE_URL"] = base.rsplit("/", 1)[0] + "/" + dbname
+        env["REDIS_URL"] = os.environ["REDIS_URL"].rsplit("/", 1)[0] + "/14"
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=300)
-    return env, port
+    yield env, port
+    if dbname:
+        import psycopg
+
+        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
 
 
 def start(env):
@@ -83,6 +104,16 @@ def test_serve_runs_every_child_and_sigterm_leaves_no_orphans(instance):
         assert status == 200 and ready["checks"] == {"database": "ok", "broker": "ok"}
         kids = children_of(proc.pid)
         assert len(kids) == 3  # web, worker, beat
+        # The worker consumes from the broker (filesystem:// or Redis): enqueue from another process.
+        token = f"t{port}"
+        subprocess.run([sys.executable, "manage.py", "shell", "-c", f"from core.tasks import ping; ping.delay({token!r})"],
+                       cwd=ROOT, env=env, check=True, timeout=120)
+        marker = Path(env["DATA_DIR"]) / f"ping-{token}"
+        for _ in range(600):
+            if marker.exists():
+                break
+            time.sleep(0.1)
+        assert marker.read_text() == "pong"
         descendants = kids + [g for k in kids for g in children_of(k)]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
