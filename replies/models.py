@@ -1,0 +1,119 @@
+"""Inbound mail and the replies made of it.
+
+`InboundMessage` is the raw message exactly as received (SMTP DATA or IMAP BODY[]), stored before anything
+else is done with it, once per (workspace, Message-ID) (a message without a Message-ID is keyed by the
+SHA-256 of its bytes). `Reply` is what get_replies shows: created in the same transaction as the raw row
+with `classification = null`, classified afterwards by `replies.tasks.classify_inbound`. The mailbox's own
+sent copies are stored raw (state `ignored`) and never become replies.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from accounts.models import Workspace
+from core.ids import new_id
+
+
+def _inbound_id() -> str:
+    return new_id("inb_")
+
+
+def _reply_id() -> str:
+    return new_id("rpl_")
+
+
+class Classification(models.TextChoices):
+    INTERESTED = "interested"
+    NOT_INTERESTED = "not_interested"
+    OUT_OF_OFFICE = "out_of_office"
+    UNSUBSCRIBE = "unsubscribe"
+    BOUNCE = "bounce"
+    OTHER = "other"
+
+
+class InboundMessage(models.Model):
+    class State(models.TextChoices):
+        RECEIVED = "received"  # stored; not classified yet
+        PROCESSED = "processed"  # classified, threaded, effects applied
+        IGNORED = "ignored"  # the mailbox's own sent copy: never a reply
+
+    class Source(models.TextChoices):
+        SMTP = "smtp"  # sandbox inbound listener
+        IMAP = "imap"  # live mailbox poll
+
+    id = models.CharField(max_length=40, primary_key=True, default=_inbound_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    mailbox = models.ForeignKey("sending.Mailbox", null=True, on_delete=models.SET_NULL, related_name="+")
+    source = models.CharField(max_length=8, choices=Source.choices)
+    dedupe_key = models.CharField(max_length=300, help_text="Normalized Message-ID, or sha256:<hex> of the bytes.")
+    message_id = models.CharField(max_length=998, blank=True, default="")
+    raw = models.BinaryField()
+    size = models.IntegerField(default=0)
+    envelope_from = models.CharField(max_length=998, blank=True, default="")
+    envelope_to = models.CharField(max_length=998, blank=True, default="")
+    imap_uidvalidity = models.BigIntegerField(null=True, blank=True)
+    imap_uid = models.BigIntegerField(null=True, blank=True)
+    state = models.CharField(max_length=12, choices=State.choices, default=State.RECEIVED)
+    classification = models.CharField(max_length=16, choices=Classification.choices, null=True, blank=True)
+    rule = models.CharField(max_length=40, blank=True, default="", help_text="The classifier rule that decided.")
+    detail = models.JSONField(default=dict, blank=True, help_text="Bounced recipients, effects applied.")
+    attempts = models.IntegerField(default=0)
+    received_at = models.DateTimeField(default=timezone.now)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "dedupe_key"], name="replies_inbound_once")]
+        indexes = [models.Index(fields=["state", "received_at"], name="replies_inbound_state_idx")]
+
+    def __str__(self):
+        return f"{self.id} {self.message_id} ({self.state})"
+
+
+class Reply(models.Model):
+    id = models.CharField(max_length=40, primary_key=True, default=_reply_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    inbound = models.OneToOneField(InboundMessage, on_delete=models.CASCADE, related_name="reply")
+    mailbox = models.ForeignKey("sending.Mailbox", null=True, on_delete=models.SET_NULL, related_name="+")
+    campaign = models.ForeignKey("campaigns.Campaign", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="replies")
+    campaign_lead = models.ForeignKey("campaigns.CampaignLead", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="replies")
+    sent_message = models.ForeignKey("campaigns.SentMessage", null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="replies")
+    matched_by = models.CharField(max_length=16, blank=True, default="",
+                                  help_text="in_reply_to, references, returned_message, address, or ''.")
+    from_email = models.CharField(max_length=254, blank=True, default="")
+    subject = models.CharField(max_length=998, blank=True, default="")
+    snippet = models.TextField(blank=True, default="")
+    classification = models.CharField(max_length=16, choices=Classification.choices, null=True, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workspace", "-received_at"], name="replies_ws_recv_idx"),
+            models.Index(fields=["campaign", "-received_at"], name="replies_camp_recv_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} from {self.from_email} ({self.classification})"
+
+
+class ImapCursor(models.Model):
+    """How far a mailbox's INBOX has been read: every UID <= last_uid under this UIDVALIDITY is stored.
+
+    A changed UIDVALIDITY means the server renumbered the folder: the cursor restarts at 0 and the
+    (workspace, Message-ID) uniqueness keeps already-stored messages from being stored twice."""
+
+    mailbox = models.OneToOneField("sending.Mailbox", on_delete=models.CASCADE, related_name="imap_cursor")
+    folder = models.CharField(max_length=200, default="INBOX")
+    uidvalidity = models.BigIntegerField(null=True, blank=True)
+    last_uid = models.BigIntegerField(default=0)
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True, help_text="A poll in progress holds the mailbox.")
+    last_error = models.TextField(blank=True, default="")
+    failures = models.IntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.mailbox_id} {self.folder} {self.uidvalidity}:{self.last_uid}"

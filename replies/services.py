@@ -1,0 +1,240 @@
+"""Reply ingestion, threading, classification and its effects. Services write; selectors read.
+
+Flow (both doors: the sandbox SMTP listener and the IMAP poll):
+
+1. `inbound_store(mailbox=..., raw=..., source=...)` stores the raw bytes first, once per (workspace,
+   Message-ID), and in the same transaction creates the `Reply` row (`classification = null`) threaded to the
+   sent message, unless the message is the mailbox's own sent copy (stored `ignored`, never a reply). After
+   commit it queues `replies.tasks.classify_inbound` (a sweeper task re-queues anything left unclassified).
+2. `inbound_classify(inbound_id=...)` classifies (replies.classify), completes the threading with what a
+   bounce reveals (returned Message-ID, failed recipient), and applies the effects of CONTRACT section 5: any
+   reply (out-of-office and bounce included) stops the lead's sequence and suppresses the address (`bounced`,
+   `unsubscribed` or `replied`); delay notices and read receipts stop and suppress nobody; a reply (not a
+   bounce) is positive delivery evidence for the verifier. Safe to run twice (state checked under lock).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from replies import classify as cl
+from replies.models import InboundMessage, Reply
+
+logger = logging.getLogger("replies")
+
+MAX_MESSAGE_BYTES = 25 * 1024 * 1024
+
+
+@dataclass
+class Stored:
+    inbound: InboundMessage
+    created: bool  # False: a duplicate of an already stored message (nothing new was written)
+
+
+# --- threading ------------------------------------------------------------------------------------------
+@dataclass
+class Thread:
+    sent_message: object = None
+    campaign_lead: object = None
+    campaign: object = None
+    matched_by: str = ""
+
+
+def _sent_message(workspace, message_id: str):
+    from campaigns.selectors import sent_message_by_message_id
+
+    sent = sent_message_by_message_id(message_id=message_id)
+    if sent is not None and sent.workspace_id == workspace.pk:
+        return sent
+    return None
+
+
+def thread_match(*, mailbox, workspace, in_reply_to: list[str], references: list[str], from_email: str,
+                 returned_ids: list[str] = (), bounced: list[str] = ()) -> Thread:
+    """The sent message (and so campaign and lead) this inbound message answers.
+
+    By `In-Reply-To`, then `References` (newest first), then the Message-ID of a returned message quoted by a
+    bounce; else by address among the mailbox's campaign leads (the sender, or a bounce's failed recipient)."""
+    for how, ids in (("in_reply_to", in_reply_to), ("references", list(reversed(references))),
+                     ("returned_message", list(returned_ids))):
+        for mid in ids:
+            sent = _sent_message(workspace, mid)
+            if sent is not None:
+                return Thread(sent, sent.campaign_lead, sent.campaign, how)
+    lead = None
+    for addr in [*bounced, from_email]:
+        lead = _lead_for_address(mailbox=mailbox, workspace=workspace, email=addr)
+        if lead is not None:
+            return Thread(None, lead, lead.campaign, "address")
+    return Thread()
+
+
+def _lead_for_address(*, mailbox, workspace, email: str):
+    from campaigns.selectors import leads_for_address
+
+    if not email:
+        return None
+    leads = list(leads_for_address(workspace=workspace, email=email)[:50])
+    if mailbox is not None:
+        # the mailbox's own campaign leads: the lead it sends to first, then leads of campaigns it is attached to
+        for lead in leads:
+            if lead.mailbox_id == mailbox.pk:
+                return lead
+        attached = set(mailbox.campaigns.values_list("pk", flat=True)) if leads else set()
+        for lead in leads:
+            if lead.campaign_id in attached:
+                return lead
+        return None
+    return leads[0] if leads else None
+
+
+# --- ingestion ------------------------------------------------------------------------------------------
+def dedupe_key(msg, raw: bytes) -> tuple[str, str]:
+    message_id = cl.normalize_message_id(cl.header(msg, "Message-ID"))
+    if message_id:
+        return message_id.lower()[:300], message_id
+    return "sha256:" + hashlib.sha256(raw).hexdigest(), ""
+
+
+def is_own_copy(*, mailbox, msg, message_id: str) -> bool:
+    """The mailbox's own sent copy: it was sent by this service (its Message-ID is a SentMessage's) or it is
+    From the mailbox's own address (a BYO mailbox also keeps what its owner sends by hand)."""
+    if message_id and _sent_message(mailbox.workspace, message_id) is not None:
+        return True
+    return cl.address(cl.header(msg, "From")) == (mailbox.email or "").lower()
+
+
+def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", envelope_to: str = "",
+                  imap_uidvalidity: int | None = None, imap_uid: int | None = None) -> Stored:
+    """Store one inbound message for `mailbox` (raw first) and its unclassified Reply. Idempotent per
+    (workspace, Message-ID): a duplicate returns the stored row with `created=False`. Never raises on
+    malformed MIME."""
+    raw = bytes(raw)[:MAX_MESSAGE_BYTES]
+    workspace = mailbox.workspace
+    msg = cl.parse(raw)
+    key, message_id = dedupe_key(msg, raw)
+    existing = InboundMessage.objects.filter(workspace=workspace, dedupe_key=key).first()
+    if existing is not None:
+        return Stored(existing, False)
+    now = timezone.now()
+    own = is_own_copy(mailbox=mailbox, msg=msg, message_id=message_id)
+    try:
+        with transaction.atomic():
+            inbound = InboundMessage.objects.create(
+                workspace=workspace, mailbox=mailbox, source=source, dedupe_key=key, message_id=message_id,
+                raw=raw, size=len(raw), envelope_from=envelope_from[:998], envelope_to=envelope_to[:998],
+                imap_uidvalidity=imap_uidvalidity, imap_uid=imap_uid, received_at=now,
+                state=InboundMessage.State.IGNORED if own else InboundMessage.State.RECEIVED,
+                rule="own_sent_copy" if own else "", processed_at=now if own else None,
+            )
+            if not own:
+                from_email = cl.address(cl.header(msg, "From"))
+                thread = thread_match(mailbox=mailbox, workspace=workspace,
+                                      in_reply_to=cl.message_ids(cl.header(msg, "In-Reply-To")),
+                                      references=cl.message_ids(" ".join(cl.header_all(msg, "References"))),
+                                      from_email=from_email)
+                Reply.objects.create(
+                    workspace=workspace, inbound=inbound, mailbox=mailbox, campaign=thread.campaign,
+                    campaign_lead=thread.campaign_lead, sent_message=thread.sent_message,
+                    matched_by=thread.matched_by, from_email=from_email[:254],
+                    subject=cl.header(msg, "Subject")[:998], snippet=cl.snippet(msg), received_at=now,
+                )
+                transaction.on_commit(lambda: _queue_classify(inbound.pk))
+    except IntegrityError:  # the same message arrived twice at once: the other writer stored it
+        return Stored(InboundMessage.objects.get(workspace=workspace, dedupe_key=key), False)
+    return Stored(inbound, True)
+
+
+def _queue_classify(inbound_id: str) -> None:
+    from replies import tasks
+
+    try:
+        tasks.classify_inbound.delay(inbound_id)
+    except Exception:  # noqa: BLE001 - the broker is down: the sweeper picks it up later
+        logger.exception("could not queue classification of %s; the sweeper will", inbound_id)
+
+
+# --- classification and effects -------------------------------------------------------------------------
+def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
+    """Classify one stored message and apply its effects, at most once (safe to run twice)."""
+    with transaction.atomic():
+        inbound = (InboundMessage.objects.select_for_update().select_related("mailbox", "workspace")
+                   .filter(pk=inbound_id).first())
+        if inbound is None or inbound.state != InboundMessage.State.RECEIVED:
+            return inbound
+        inbound.attempts += 1
+        raw = bytes(inbound.raw)
+        msg = cl.parse(raw)
+        verdict = cl.classify(raw)
+        reply = Reply.objects.select_related("campaign_lead", "campaign").filter(inbound=inbound).first()
+        effects = {}
+        if reply is not None:
+            if reply.campaign_lead_id is None and (verdict.returned_message_ids or verdict.bounced):
+                thread = thread_match(mailbox=inbound.mailbox, workspace=inbound.workspace, in_reply_to=[],
+                                      references=[], from_email="", returned_ids=verdict.returned_message_ids,
+                                      bounced=verdict.bounced)
+                if thread.campaign_lead is not None:
+                    reply.campaign, reply.campaign_lead = thread.campaign, thread.campaign_lead
+                    reply.sent_message, reply.matched_by = thread.sent_message, thread.matched_by
+            reply.classification = verdict.label
+            reply.save(update_fields=["classification", "campaign", "campaign_lead", "sent_message", "matched_by"])
+            effects = _apply_effects(inbound=inbound, reply=reply, verdict=verdict, msg=msg)
+        inbound.state = InboundMessage.State.PROCESSED
+        inbound.classification = verdict.label
+        inbound.rule = verdict.rule[:40]
+        inbound.detail = {"bounced": verdict.bounced, "returned_message_ids": verdict.returned_message_ids,
+                          "stops": verdict.stops, **effects}
+        inbound.processed_at = timezone.now()
+        inbound.save(update_fields=["state", "classification", "rule", "detail", "processed_at", "attempts"])
+    return inbound
+
+
+def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
+    from campaigns.models import SentMessage
+    from campaigns.services import lead_stop, suppression_add
+
+    reason = verdict.suppression_reason
+    if reason is None or reply.campaign_lead_id is None:
+        # delay notices and read receipts stop nobody; mail that matches no campaign lead of this mailbox
+        # (a stranger writing to it) is kept as a reply but suppresses nobody
+        return {"stopped": [], "suppressed": []}
+    lead = reply.campaign_lead
+    workspace = inbound.workspace
+    source = f"reply {reply.pk}"
+    addresses = [lead.email]
+    if verdict.label == cl.BOUNCE:
+        addresses += verdict.bounced
+        if reply.sent_message_id:
+            SentMessage.objects.filter(pk=reply.sent_message_id).update(bounced=True)
+    elif reply.from_email:
+        addresses.append(reply.from_email)
+    addresses = [a for a in dict.fromkeys(a.lower() for a in addresses if a and "@" in a)]
+    stopped = [lead.pk] if lead_stop(lead=lead, reason=reason) else []
+    for addr in addresses:
+        suppression_add(workspace=workspace, email=addr, reason=reason, source=source)
+    if verdict.label != cl.BOUNCE:
+        _record_evidence(addresses, workspace)
+    return {"stopped": stopped, "suppressed": addresses, "reason": reason}
+
+
+def _record_evidence(addresses: list[str], workspace) -> None:
+    """A reply proves the address receives mail: the verifier may then say `catch_all_valid`."""
+    try:
+        from leads.verification.services import record_delivery_evidence
+    except ImportError:  # the verifier is not installed in this build
+        return
+    for addr in addresses:
+        record_delivery_evidence(email=addr, source="reply", workspace=workspace)
+
+
+def inbound_pending(*, older_than_seconds: int = 60, limit: int = 200) -> list[str]:
+    """Ids of messages still unclassified after `older_than_seconds` (their task was lost or failed)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    return list(InboundMessage.objects.filter(state=InboundMessage.State.RECEIVED, received_at__lte=cutoff)
+                .order_by("received_at").values_list("pk", flat=True)[:limit])

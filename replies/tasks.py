@@ -1,0 +1,42 @@
+"""Celery tasks: each takes ids, re-reads state from the database and is safe to run twice."""
+
+from celery import shared_task
+
+from replies import services
+
+
+@shared_task(name="replies.tasks.classify_inbound")
+def classify_inbound(inbound_id: str) -> str | None:
+    inbound = services.inbound_classify(inbound_id=inbound_id)
+    return inbound.classification if inbound is not None else None
+
+
+@shared_task(name="replies.tasks.classify_sweep")
+def classify_sweep() -> int:
+    """Classify whatever is still unclassified a minute after it arrived (a lost task, a broker outage)."""
+    pending = services.inbound_pending(older_than_seconds=60)
+    for inbound_id in pending:
+        services.inbound_classify(inbound_id=inbound_id)
+    return len(pending)
+
+
+@shared_task(name="replies.tasks.imap_poll_all")
+def imap_poll_all() -> int:
+    """Queue one poll per active mailbox with IMAP details (dispatched every SCHEDULER_TICK_SECONDS)."""
+    from replies.imap import mailboxes_to_poll
+
+    ids = list(mailboxes_to_poll().values_list("pk", flat=True))
+    for mailbox_id in ids:
+        imap_poll_mailbox.delay(mailbox_id)
+    return len(ids)
+
+
+@shared_task(name="replies.tasks.imap_poll_mailbox")
+def imap_poll_mailbox(mailbox_id: str) -> int:
+    from replies.imap import mailbox_poll
+    from sending.models import Mailbox
+
+    mailbox = Mailbox.objects.filter(pk=mailbox_id, status=Mailbox.Status.ACTIVE).select_related("workspace").first()
+    if mailbox is None:
+        return 0
+    return mailbox_poll(mailbox=mailbox)
