@@ -138,7 +138,6 @@ def keys(request, membership):
             form = KeyCreateForm()
     listing = ApiKey.objects.filter(workspace=ws).order_by("revoked_at", "-created_at")
     response = render(request, "console/keys.html", {"form": form, "created": created, "keys": listing})
-    response["Cache-Control"] = "no-store"
     return response
 
 

@@ -1,0 +1,103 @@
+"""Approvals: who may see and decide, what the page states, history, and the mail to approvers."""
+
+import pytest
+from django.test import Client
+
+from accounts import services
+from accounts.models import ConfirmationToken, Membership
+from tests.console.helpers import body, messages_to
+
+pytestmark = pytest.mark.django_db(transaction=True)  # approval mail is sent on commit
+
+
+def _quote(api, amount=7):
+    resp = api.post("/v1/test_confirm", {"amount": amount})
+    assert resp.status_code == 200, resp.content
+    result = resp.json()["result"]
+    token = ConfirmationToken.objects.get(pk=result["approval_url"].rstrip("/").rsplit("/", 1)[1])
+    return token, result
+
+
+def test_approval_url_page_states_what_happens_and_approve_works(api, console, owner):
+    token, result = _quote(api)
+    path = "/" + result["approval_url"].split("://", 1)[1].split("/", 1)[1]
+    page = console.get(path).content.decode()
+    assert ">Approve</button>" in page and ">Deny</button>" in page
+    assert "amount" in page.lower() and "7" in page
+    resp = console.post(path, {"decision": "approve"})
+    assert resp.status_code == 302
+    token.refresh_from_db()
+    assert token.status == "approved" and token.decided_by == owner and token.decided_at
+    # The agent can now execute, exactly once.
+    done = api.post("/v1/test_confirm", {"amount": 7, "confirmation_token": result["confirmation_token"]},
+                    headers={"Idempotency-Key": "k1"})
+    assert done.status_code == 200 and done.json()["service"]["credits_charged"] == "0.000007"
+    history = console.get("/console/approvals/").content.decode()
+    assert owner.email in history and "used" in history
+
+
+def test_deny_blocks_the_agent(api, console):
+    token, result = _quote(api)
+    console.post(f"/console/approvals/{token.pk}/", {"decision": "deny"})
+    token.refresh_from_db()
+    assert token.status == "denied"
+    resp = api.post("/v1/test_confirm", {"amount": 7, "confirmation_token": result["confirmation_token"]},
+                    headers={"Idempotency-Key": "k2"})
+    assert resp.status_code == 403 and resp.json()["error"]["code"] == "confirmation_denied"
+
+
+def test_other_workspace_member_gets_404_and_cannot_decide(api, stranger):
+    token, _ = _quote(api)
+    _, _, c = stranger
+    assert c.get(f"/console/approvals/{token.pk}/").status_code == 404
+    assert c.post(f"/console/approvals/{token.pk}/", {"decision": "approve"}).status_code == 404
+    token.refresh_from_db()
+    assert token.status == "pending" and token.decided_by is None
+    assert str(token.pk) not in c.get("/console/approvals/").content.decode()
+
+
+def test_plain_member_sees_but_cannot_decide(api, workspace, member_of):
+    token, _ = _quote(api)
+    _, c = member_of(workspace, Membership.Role.MEMBER)
+    page = c.get(f"/console/approvals/{token.pk}/").content.decode()
+    assert "Only owners and admins" in page and ">Approve</button>" not in page
+    assert c.post(f"/console/approvals/{token.pk}/", {"decision": "approve"}).status_code == 404
+    token.refresh_from_db()
+    assert token.status == "pending"
+
+
+def test_admin_can_decide(api, workspace, member_of):
+    token, _ = _quote(api)
+    admin, c = member_of(workspace, Membership.Role.ADMIN)
+    assert c.post(f"/console/approvals/{token.pk}/", {"decision": "deny"}).status_code == 302
+    token.refresh_from_db()
+    assert token.status == "denied" and token.decided_by == admin
+
+
+def test_signed_out_is_sent_to_sign_in():
+    resp = Client().get("/console/approvals/00000000-0000-0000-0000-000000000000/")
+    assert resp.status_code == 302 and resp["Location"].startswith("/console/auth/login/")
+
+
+def test_owners_and_admins_are_emailed_when_an_approval_waits(api, owner, workspace, member_of):
+    admin, _ = member_of(workspace, Membership.Role.ADMIN)
+    member, _ = member_of(workspace, Membership.Role.MEMBER)
+    token, result = _quote(api)
+    for person in (owner, admin):
+        mails = messages_to(person.email)
+        assert len(mails) == 1, person.email
+        assert result["approval_url"] in body(mails[0]) and "test_confirm" in mails[0]["Subject"]
+    assert messages_to(member.email) == []
+
+
+def test_expired_and_decided_tokens_offer_no_buttons(api, console):
+    import time_machine
+    from django.utils import timezone
+
+    token, _ = _quote(api)
+    with time_machine.travel(timezone.now() + services.QUOTE_TTL + timezone.timedelta(seconds=1)):
+        page = console.get(f"/console/approvals/{token.pk}/").content.decode()
+        assert "expired" in page and ">Approve</button>" not in page
+        console.post(f"/console/approvals/{token.pk}/", {"decision": "approve"})
+    token.refresh_from_db()
+    assert token.status != "approved" and token.decided_by is None
