@@ -60,7 +60,7 @@ class FakeUpstream:
         self.headers.append(dict(request.headers))
         self.arrived.release()
         mode = body.get("model", "ok")
-        if mode.startswith("err"):
+        if mode[:3] == "err" and mode[3:].isdigit():
             status = int(mode[3:])
             return JSONResponse({"error": {"message": f"upstream says {status}", "type": "test", "code": None}},
                                 status_code=status)

@@ -1,0 +1,262 @@
+"""The service served live by uvicorn (config.asgi) and driven by the official `openai` client and raw
+httpx: create and stream for each model, the usage chunk carrying `service`, cuts from both sides,
+upstream failures before output, and many parallel streams that cannot overspend."""
+
+import asyncio
+import json
+import threading
+import time
+
+import httpx
+import openai
+import pytest
+from openai import OpenAI
+
+from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
+from billing.services import credits_grant
+from llmproxy.views import OVERHEAD_HEADER
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HELLO = [{"role": "user", "content": "hello there world"}]  # prompt estimate: 15 tokens
+START = 300_000_000
+
+
+def client(live, key):
+    return OpenAI(base_url=f"{live}/v1/llm", api_key=key, max_retries=0, timeout=30)
+
+
+def account(ws):
+    return CreditAccount.objects.get(pk=ws.pk)
+
+
+def wait_for(predicate, what, timeout=15.0):
+    """Wait for a condition another thread brings about (never a bare sleep-and-hope)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def sse(lines):
+    out = []
+    for line in lines:
+        if line.startswith("data: "):
+            out.append(line[6:])
+    return out
+
+
+@pytest.mark.parametrize("model,charged,micros", [
+    ("vendor_a/model_large", "0.007", 7000),
+    ("vendor_a/model_small", "0.0035", 3500),
+    ("vendor_b/model_mini", "0.0014", 1400),
+])
+def test_openai_client_create_and_stream_each_model(live, api_key, workspace, model, charged, micros):
+    c = client(live, api_key)
+    raw = c.chat.completions.with_raw_response.create(model=model, messages=HELLO)
+    done = raw.parse()
+    assert done.choices[0].message.content == "echo: hello there world"
+    assert done.usage.total_tokens == 14
+    assert done.model_extra["service"]["credits_charged"] == charged
+    assert float(raw.headers[OVERHEAD_HEADER]) >= 0 and raw.headers["X-Request-Id"].startswith("req_")
+    assert account(workspace).balance_micros == START - micros
+
+    chunks = list(c.chat.completions.create(model=model, messages=HELLO, stream=True))
+    text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+    assert text == "echo: hello there world"
+    final = chunks[-1]
+    assert final.choices == [] and final.usage.total_tokens == 14
+    service = final.model_extra["service"]
+    assert service["credits_charged"] == charged
+    assert service["credits_available"] == str((START - 2 * micros) / 1_000_000).rstrip("0")
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - 2 * micros, 0)
+    rec = RequestRecord.objects.get(pk=service["request_id"])
+    assert rec.status == "succeeded" and rec.credits_charged_micros == micros
+    assert rec.usage == {"model": model, "prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14,
+                         "estimated": False}
+
+
+def test_stream_usage_is_always_requested_and_unknown_fields_pass(live, api_key, fake):
+    c = client(live, api_key)
+    chunks = list(c.chat.completions.create(model="fake/ok", messages=HELLO, stream=True, temperature=0.5,
+                                            extra_body={"vendor_thing": {"k": [1, 2]}, "x_words": 5}))
+    sent = fake.requests[0]
+    assert sent["stream_options"] == {"include_usage": True}  # the client did not ask; we always do
+    assert sent["vendor_thing"] == {"k": [1, 2]} and sent["temperature"] == 0.5 and sent["model"] == "ok"
+    final = chunks[-1]
+    assert final.usage.total_tokens == 16  # 11 + 5
+    assert final.model_extra["service"]["credits_charged"] == "0.016"
+
+
+def test_client_asked_for_usage_keeps_its_other_stream_options(live, api_key, fake):
+    c = client(live, api_key)
+    list(c.chat.completions.create(model="fake/ok", messages=HELLO, stream=True,
+                                   stream_options={"include_usage": False, "other": 1}))
+    assert fake.requests[0]["stream_options"] == {"include_usage": True, "other": 1}
+
+
+def test_stream_without_upstream_usage_ends_with_an_estimated_usage_chunk(live, api_key, workspace):
+    c = client(live, api_key)
+    chunks = list(c.chat.completions.create(model="fake/nousage", messages=HELLO, stream=True))
+    final = chunks[-1]
+    # prompt estimate 15 + 8 delivered chunks (31 bytes -> 8 tokens) = 23 tokens at 1 credit / 1k
+    assert final.choices == []
+    assert final.usage.prompt_tokens == 15 and final.usage.completion_tokens == 8
+    assert final.usage.model_extra["estimated"] is True
+    assert final.model_extra["service"]["credits_charged"] == "0.023"
+    assert account(workspace).balance_micros == START - 23_000
+
+
+def test_raw_sse_shape(live, api_key):
+    with httpx.stream("POST", f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                      json={"model": "fake/ok", "messages": HELLO, "stream": True, "x_words": 2}) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
+        assert "RateLimit-Remaining" in r.headers and OVERHEAD_HEADER in r.headers
+        events = sse(r.iter_lines())
+    assert events[-1] == "[DONE]"
+    final = json.loads(events[-2])
+    assert final["choices"] == [] and final["usage"]["total_tokens"] == 13
+    assert final["service"] == {"request_id": r.headers["X-Request-Id"], "credits_charged": "0.013",
+                                "credits_available": "299.987"}
+    assert all("service" not in json.loads(e) for e in events[:-2])
+
+
+def test_upstream_cut_mid_stream_is_interrupted_and_charged_for_what_was_delivered(live, api_key, workspace):
+    c = client(live, api_key)
+    received = []
+    with pytest.raises(openai.APIError) as exc_info:
+        for ch in c.chat.completions.create(model="fake/cut_mid", messages=HELLO, stream=True):
+            received.append(ch.choices[0].delta.content or "")
+    assert "".join(received) == "w00 w01 w02 "
+    err = exc_info.value.body
+    assert err["code"] == "provider_unavailable"
+    # prompt estimate 15 + 3 delivered chunks (12 bytes -> 3 tokens) = 18 tokens
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - 18_000, 0)
+    rec = RequestRecord.objects.get(workspace=workspace)
+    assert rec.status == "interrupted" and rec.credits_charged_micros == 18_000
+    assert rec.usage == {"model": "fake/cut_mid", "prompt_tokens": 15, "completion_tokens": 3, "total_tokens": 18,
+                         "estimated": True}
+    view = httpx.get(f"{live}/v1/requests/{rec.pk}", headers={"Authorization": f"Bearer {api_key}"}).json()
+    assert view["status"] == "interrupted" and view["credits_charged"] == "0.018"
+    assert view["usage"]["completion_tokens"] == 3
+
+
+def test_upstream_error_event_mid_stream_carries_service(live, api_key, workspace):
+    with httpx.stream("POST", f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                      json={"model": "fake/error_event", "messages": HELLO, "stream": True}) as r:
+        events = sse(r.iter_lines())
+    last = json.loads(events[-1])
+    assert last["error"]["code"] == "provider_unavailable"
+    assert last["service"]["credits_charged"] == "0.018"
+    assert "[DONE]" not in events
+    assert RequestRecord.objects.get(workspace=workspace).status == "interrupted"
+
+
+@pytest.mark.parametrize("mode,status,code", [
+    ("cut_before", 502, "provider_unavailable"),
+    ("err500", 502, "provider_unavailable"),
+    ("err429", 502, "provider_unavailable"),
+    ("err400", 400, "invalid_request"),
+])
+def test_stream_failing_before_any_output_is_an_error_with_nothing_charged(live, api_key, workspace, mode, status,
+                                                                          code):
+    r = httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                   json={"model": f"fake/{mode}", "messages": HELLO, "stream": True})
+    assert r.status_code == status
+    assert r.json()["error"]["code"] == code and r.json()["error"]["request_id"] == r.headers["X-Request-Id"]
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START, 0)
+    assert not LedgerEntry.objects.filter(kind="charge").exists()
+    rec = RequestRecord.objects.get(pk=r.headers["X-Request-Id"])
+    assert rec.status == "failed" and rec.credits_charged_micros == 0
+
+
+def test_openai_client_sees_402_and_400_as_typed_errors(live, api_key, fake):
+    c = client(live, api_key)
+    with pytest.raises(openai.APIStatusError) as e402:
+        c.chat.completions.create(model="fake/ok", messages=HELLO, max_tokens=10_000_000, stream=True)
+    assert e402.value.status_code == 402 and e402.value.body["code"] == "insufficient_credits"
+    with pytest.raises(openai.BadRequestError) as e400:
+        c.chat.completions.create(model="vendor_q/unknown", messages=HELLO)
+    assert e400.value.body["code"] == "model_not_allowed"
+    assert fake.requests == []
+    assert [m.id for m in c.models.list()][:3] == ["vendor_a/model_large", "vendor_a/model_small",
+                                                  "vendor_b/model_mini"]
+
+
+def test_client_cut_mid_stream_is_interrupted_charged_for_delivered_and_upstream_closed(live, api_key, workspace,
+                                                                                        fake):
+    events = []
+    with httpx.Client(timeout=30) as http:
+        with http.stream("POST", f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                         json={"model": "fake/hang_after_3", "messages": HELLO, "stream": True}) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    events.append(json.loads(line[6:]))
+                    if sum(1 for e in events if e["choices"] and e["choices"][0]["delta"].get("content")) == 3:
+                        break  # hang up: leaving the block closes the connection
+    wait_for(lambda: RequestRecord.objects.get(workspace=workspace).status == "interrupted", "the interrupted record")
+    assert fake.cut_seen.wait(10), "the upstream connection was not closed"
+    rec = RequestRecord.objects.get(workspace=workspace)
+    assert rec.credits_charged_micros == 18_000  # 15 prompt estimate + 3 delivered tokens
+    assert rec.usage["completion_tokens"] == 3 and rec.usage["estimated"] is True
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - 18_000, 0)
+    assert Hold.objects.get().status == "captured"
+
+
+def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settings):
+    """fake/pricey costs 1 credit a token; each stream holds 15 + 45 = 60 credits, so 300 credits admit
+    exactly 5 of 20 simultaneous streams. The upstream holds the admitted ones open until all 20 have been
+    decided; then they finish and settle at 19 tokens each."""
+    settings.RATE_LIMIT_PER_MINUTE = 10_000
+    n = 20
+    results: list = []
+
+    async def one(http):
+        async with http.stream("POST", f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                               json={"model": "fake/pricey", "messages": HELLO, "stream": True,
+                                     "max_tokens": 45}) as r:
+            body = [line async for line in r.aiter_lines()]
+            results.append((r.status_code, body))
+
+    async def run_all():
+        async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=n)) as http:
+            await asyncio.gather(*(one(http) for _ in range(n)))
+
+    runner = threading.Thread(target=asyncio.run, args=(run_all(),))
+    runner.start()
+    wait_for(lambda: len(results) == n - 5, "15 refusals")
+    for _ in range(5):
+        assert fake.arrived.acquire(timeout=10)
+    assert not fake.arrived.acquire(timeout=0.2)  # and no sixth stream reached the upstream
+    assert account(workspace).reserved_micros == 5 * 60_000_000
+    fake.gate.set()
+    runner.join(timeout=60)
+    assert not runner.is_alive()
+
+    statuses = sorted(s for s, _ in results)
+    assert statuses == [200] * 5 + [402] * 15
+    for status, lines in results:
+        if status == 200:
+            final = json.loads(sse(lines)[-2])
+            assert final["service"]["credits_charged"] == "19"
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - 5 * 19_000_000, 0)
+    assert LedgerEntry.objects.filter(kind="charge").count() == 5
+    assert Hold.objects.filter(status="held").count() == 0
+
+
+def test_more_credits_admit_more_streams(live, api_key, workspace, fake):
+    credits_grant(workspace=workspace, amount=60_000_000)
+    c = client(live, api_key)
+    fake.gate.set()
+    for _ in range(6):
+        chunks = list(c.chat.completions.create(model="fake/pricey", messages=HELLO, stream=True, max_tokens=45))
+        assert chunks[-1].model_extra["service"]["credits_charged"] == "19"
+    assert account(workspace).balance_micros == START + 60_000_000 - 6 * 19_000_000
