@@ -1,0 +1,58 @@
+"""Operator admin: credit grant action with a memo, keys never show secrets, the ledger is read-only."""
+
+import pytest
+from django.test import Client
+
+from accounts.models import ApiKey, User
+from billing.models import CreditAccount, LedgerEntry
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def operator():
+    user = User.objects.create_superuser(email="ops@example.com")
+    c = Client()
+    c.force_login(user)
+    return user, c
+
+
+def test_grant_action_asks_for_amount_and_memo_then_grants(operator, workspace):
+    user, c = operator
+    url = "/admin/accounts/workspace/"
+    page = c.post(url, {"action": "grant_credits", "_selected_action": [str(workspace.pk)]})
+    assert page.status_code == 200 and b'name="memo"' in page.content
+    bad = c.post(url, {"action": "grant_credits", "_selected_action": [str(workspace.pk)], "apply": "1",
+                       "amount": "1.0000001", "memo": "x"})
+    assert bad.status_code == 200 and CreditAccount.objects.get(pk=workspace.pk).balance_micros == 300_000_000
+    done = c.post(url, {"action": "grant_credits", "_selected_action": [str(workspace.pk)], "apply": "1",
+                        "amount": "1500.5", "memo": "Goodwill for the outage"})
+    assert done.status_code == 302
+    entry = LedgerEntry.objects.filter(account_id=workspace.pk).first()
+    assert entry.kind == "grant" and entry.amount_micros == 1_500_500_000
+    assert entry.memo == "Goodwill for the outage" and entry.created_by == user
+    assert CreditAccount.objects.get(pk=workspace.pk).balance_micros == 1_800_500_000
+
+
+def test_key_admin_never_shows_the_hash(operator, workspace):
+    _, c = operator
+    key = ApiKey.objects.get(workspace=workspace)
+    for path in ("/admin/accounts/apikey/", f"/admin/accounts/apikey/{key.pk}/change/"):
+        html = c.get(path).content.decode()
+        assert key.hashed_secret not in html and key.last4 in html
+
+
+def test_ledger_is_read_only(operator, workspace):
+    _, c = operator
+    entry = LedgerEntry.objects.filter(account_id=workspace.pk).first()
+    assert c.get("/admin/billing/ledgerentry/").status_code == 200
+    assert c.get("/admin/billing/ledgerentry/add/").status_code == 403
+    assert c.post(f"/admin/billing/ledgerentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert c.get("/admin/billing/requestrecord/").status_code == 200
+    assert c.get("/admin/accounts/confirmationtoken/").status_code == 200
+
+
+def test_non_staff_cannot_use_admin(owner):
+    c = Client()
+    c.force_login(owner)
+    assert c.get("/admin/accounts/workspace/").status_code == 302
