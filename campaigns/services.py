@@ -289,3 +289,40 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
         "leads_active": len(pks),
         "leads_suppressed_at_launch": removed,
     }
+
+
+# --- unsubscribe (CONTRACT section 5) ----------------------------------------------------------------
+def unsubscribe_by_token(*, token: str, source: str = "link") -> CampaignLead | None:
+    """One-click unsubscribe: suppress the address the signed token names (reason `unsubscribed`) and stop
+    its sequences. Returns the lead, or None for a token that does not verify. Safe to repeat."""
+    from campaigns.messages import unsubscribe_lead_pk
+
+    pk = unsubscribe_lead_pk(token)
+    lead = CampaignLead.objects.select_related("workspace").filter(pk=pk).first() if pk else None
+    if lead is None:
+        return None
+    suppression_add(workspace=lead.workspace, email=lead.email, reason="unsubscribed", source=source)
+    lead_stop(lead=lead, reason="unsubscribed")
+    return lead
+
+
+def unsubscribe_by_mailto(*, subject: str = "", to_address: str = "", from_email: str = "") -> CampaignLead | None:
+    """Mail sent to a message's `List-Unsubscribe` mailto address unsubscribes. The mailto is
+    `mailto:<sending mailbox>?subject=unsubscribe <token>`; the token is taken from the subject (any
+    `unsubscribe <token>` in it), or from a `+unsubscribe-<token>` tag on the recipient address.
+
+    For the replies ingestion: call it for every inbound message; it returns the unsubscribed lead (the message
+    is then an unsubscribe request, classification `unsubscribe`) or None (not an unsubscribe mailto; handle
+    as a normal reply). `from_email` is accepted for logging; the signed token alone decides."""
+    import re
+
+    candidates = re.findall(r"unsubscribe[\s:+\-]+([0-9]+\.[A-Za-z0-9_\-]{20,})", subject or "", flags=re.I)
+    local = (to_address or "").strip("<> ").partition("@")[0]
+    tag = re.search(r"\+unsubscribe-([0-9]+\.[A-Za-z0-9_\-]{20,})$", local, flags=re.I)
+    if tag:
+        candidates.append(tag.group(1))
+    for token in candidates:
+        lead = unsubscribe_by_token(token=token, source=f"mailto {from_email}".strip())
+        if lead is not None:
+            return lead
+    return None

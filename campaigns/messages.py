@@ -1,0 +1,105 @@
+"""Building one campaign email: variables, threading headers, one-click unsubscribe, text + HTML parts."""
+
+from __future__ import annotations
+
+import html
+import uuid
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.utils import formatdate
+from urllib.parse import quote
+
+from django.conf import settings
+from django.core import signing
+
+from campaigns import templating
+from campaigns.models import Campaign, CampaignLead, SentMessage
+
+UNSUBSCRIBE_SALT = "campaigns.unsubscribe"
+
+
+def unsubscribe_token(lead: CampaignLead) -> str:
+    """A signed, URL- and subject-safe token naming the lead (no expiry: an old email's link keeps working)."""
+    return signing.Signer(salt=UNSUBSCRIBE_SALT).sign(str(lead.pk)).replace(":", ".")
+
+
+def unsubscribe_lead_pk(token: str) -> int | None:
+    """The lead id a token names, or None when the signature does not verify."""
+    try:
+        value = signing.Signer(salt=UNSUBSCRIBE_SALT).unsign((token or "").strip().replace(".", ":", 1))
+        return int(value)
+    except (signing.BadSignature, ValueError):
+        return None
+
+
+def unsubscribe_url(lead: CampaignLead) -> str:
+    return f"{settings.BASE_URL}/u/{unsubscribe_token(lead)}"
+
+
+def unsubscribe_mailto(lead: CampaignLead, mailbox_email: str) -> str:
+    """Mail to the sending mailbox with this subject unsubscribes (replies ingestion calls
+    `campaigns.services.unsubscribe_by_mailto`)."""
+    return f"mailto:{mailbox_email}?subject={quote('unsubscribe ' + unsubscribe_token(lead))}"
+
+
+def new_message_id(domain: str) -> str:
+    return f"{uuid.uuid4().hex}@{domain}"
+
+
+def _thread(lead: CampaignLead, campaign: Campaign, step_index: int) -> tuple[int, list[SentMessage]]:
+    """(index of the step that opened this step's thread, messages sent so far in that thread, in order)."""
+    root = max(i for i in range(step_index + 1) if (campaign.steps[i].get("subject") or "").strip())
+    sent = list(SentMessage.objects.filter(campaign_lead=lead, state=SentMessage.State.SENT,
+                                           step_index__gte=root, step_index__lt=step_index).order_by("step_index"))
+    return root, sent
+
+
+def render_step(lead: CampaignLead, campaign: Campaign, step_index: int) -> dict:
+    """Subject, text body and threading ids for this lead's step (no side effects)."""
+    values = templating.lead_values(email=lead.email, first_name=lead.first_name, last_name=lead.last_name,
+                                    company_name=lead.company_name, custom=lead.custom)
+    step = campaign.steps[step_index]
+    root, sent = _thread(lead, campaign, step_index)
+    root_subject = templating.render(campaign.steps[root]["subject"], values).strip()
+    if root == step_index:
+        subject, in_reply_to, references = root_subject, "", []
+    else:
+        subject = root_subject if root_subject.lower().startswith("re:") else f"Re: {root_subject}"
+        references = [m.message_id for m in sent]
+        in_reply_to = references[-1] if references else ""
+    return {"subject": subject, "body": templating.render(step["body"], values).strip(),
+            "in_reply_to": in_reply_to, "references": references}
+
+
+def _html(body: str, url: str) -> str:
+    paragraphs = [p for p in body.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    inner = "\n".join(f"<p>{html.escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs)
+    return (
+        "<!doctype html>\n<html><body style=\"font-family:sans-serif;font-size:14px;line-height:1.5\">\n"
+        f"{inner}\n<p style=\"font-size:12px;color:#777;margin-top:2em\">If you would rather not hear from me, "
+        f"<a href=\"{html.escape(url)}\">unsubscribe</a>.</p>\n</body></html>\n"
+    )
+
+
+def build_message(*, lead: CampaignLead, campaign: Campaign, mailbox, rendered: dict, message_id: str) -> EmailMessage:
+    url = unsubscribe_url(lead)
+    msg = EmailMessage()
+    msg["From"] = mailbox.from_header
+    name = " ".join(p for p in (lead.first_name, lead.last_name) if p)
+    local, _, domain = lead.email.rpartition("@")
+    try:
+        msg["To"] = str(Address(display_name=name, username=local, domain=domain))
+    except (ValueError, IndexError):
+        msg["To"] = lead.email
+    msg["Subject"] = rendered["subject"]
+    msg["Date"] = formatdate(usegmt=True)
+    msg["Message-ID"] = f"<{message_id}>"
+    if rendered["in_reply_to"]:
+        msg["In-Reply-To"] = f"<{rendered['in_reply_to']}>"
+        msg["References"] = " ".join(f"<{m}>" for m in rendered["references"])
+    msg["List-Unsubscribe"] = f"<{url}>, <{unsubscribe_mailto(lead, mailbox.email)}>"
+    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    text = f"{rendered['body']}\n\n--\nIf you would rather not hear from me, unsubscribe: {url}\n"
+    msg.set_content(text)
+    msg.add_alternative(_html(rendered["body"], url), subtype="html")
+    return msg

@@ -1,0 +1,87 @@
+"""The scheduler tick (Celery beat, every SCHEDULER_TICK_SECONDS): find due leads through the partial index
+`campaignlead_due_idx` (active leads by next_send_at; never a full scan), and dispatch one send task per lead
+that is inside its window and whose mailbox is active and under today's cap. Every dispatched lead gets a
+lease (next_send_at moved LEASE ahead), so the next tick does not dispatch it again while its task waits; the
+task only runs if the lease is still the lead's next_send_at."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from campaigns import sender
+from campaigns.models import Campaign, CampaignLead
+from campaigns.window import in_window, next_open
+
+logger = logging.getLogger("campaigns.scheduler")
+
+LEASE = timedelta(minutes=10)
+
+
+def _dispatch_celery(items: list[tuple[int, int, datetime]]) -> None:
+    from campaigns.tasks import send_lead_step
+
+    for lead_id, step, lease in items:
+        send_lead_step.delay(lead_id, step, lease.isoformat())
+
+
+def tick(*, now: datetime | None = None, limit: int | None = None,
+         dispatch: Callable[[list[tuple[int, int, datetime]]], None] | None = None, sweep: bool = True) -> dict:
+    """One scheduler pass. Returns counts (due, dispatched, outside_window, capped, mailbox_inactive)."""
+    from sending.models import Mailbox
+
+    now = now or timezone.now()
+    limit = limit or sender.tick_batch()
+    stats = {"due": 0, "dispatched": 0, "outside_window": 0, "capped": 0, "mailbox_inactive": 0}
+    if sweep:
+        stats.update(sender.sweep_stuck(now=now))
+    dispatched: list[tuple[int, int, datetime]] = []
+    with transaction.atomic():
+        due = list(CampaignLead.objects.filter(state=CampaignLead.State.ACTIVE, next_send_at__lte=now)
+                   .order_by("next_send_at").values_list("pk", "campaign_id", "mailbox_id", "current_step")[:limit])
+        stats["due"] = len(due)
+        if not due:
+            return stats
+        windows = dict(Campaign.objects.filter(pk__in={c for _, c, _, _ in due}).values_list("pk", "sending_window"))
+        mailboxes = {m.pk: m for m in Mailbox.objects.filter(pk__in={m for _, _, m, _ in due if m})}
+        remaining = {}
+        used = sender.sends_today(mailboxes.keys(), now)
+        for pk, mb in mailboxes.items():
+            remaining[pk] = sender.daily_cap(mb, now) - used.get(pk, 0) if mb.status == Mailbox.Status.ACTIVE else 0
+        moves: dict[datetime, list[int]] = defaultdict(list)
+        tomorrow = sender.day_start(now) + timedelta(days=1)
+        lease = now + LEASE
+        for pk, campaign_id, mailbox_id, step in due:
+            window = windows[campaign_id]
+            if not in_window(window, now):
+                moves[next_open(window, now)].append(pk)
+                stats["outside_window"] += 1
+            elif mailbox_id not in mailboxes or mailboxes[mailbox_id].status != Mailbox.Status.ACTIVE:
+                moves[now + sender.MAILBOX_WAIT].append(pk)
+                stats["mailbox_inactive"] += 1
+            elif remaining[mailbox_id] <= 0:
+                moves[next_open(window, tomorrow)].append(pk)
+                stats["capped"] += 1
+            else:
+                remaining[mailbox_id] -= 1
+                moves[lease].append(pk)
+                dispatched.append((pk, step, lease))
+        for when, pks in moves.items():
+            for i in range(0, len(pks), 500):
+                CampaignLead.objects.filter(pk__in=pks[i:i + 500], state=CampaignLead.State.ACTIVE).update(
+                    next_send_at=when)
+    stats["dispatched"] = len(dispatched)
+    if dispatched:
+        (dispatch or _dispatch_celery)(dispatched)
+    return stats
+
+
+def run_inline(items: list[tuple[int, int, datetime]]) -> None:
+    """A dispatcher that sends in this process, one after another (tests, benchmark, `manage.py` use)."""
+    for lead_id, step, lease in items:
+        sender.send_lead_step(lead_id=lead_id, step=step, lease=lease)

@@ -1,0 +1,236 @@
+"""The sender: one step to one lead, at most once.
+
+1. claim: in one transaction, lock the lead, check it is still due (the scheduler's lease), inside its
+   sending window, its sticky mailbox active and under its daily cap, and its address not suppressed; then
+   create the `SentMessage` row (`claimed`) and park the lead (`next_send_at = NULL`).
+2. hand over: re-read the lead under lock (a reply or unsubscribe may have stopped it) and flip the row to
+   `sending`. From here on the outcome belongs to SMTP.
+3. SMTP via `sending.transport.send_message`; then `sent` (and schedule the next step), or `failed` on a
+   temporary error (retried with backoff) or a bounce (address suppressed as `bounced`).
+
+A row left in `claimed` never reached SMTP and is released by `sweep_stuck`; a row left in `sending` is
+reported and its lead stopped (`send_unknown`), never re-sent. The database's partial unique constraint on
+(lead, step) backs all of this.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from campaigns import messages
+from campaigns.models import Campaign, CampaignLead, SentMessage, Suppression
+from campaigns.window import add_local_days, in_window, next_open
+
+logger = logging.getLogger("campaigns.sender")
+
+DAILY_CAP = 25
+WARMUP_START = 5  # a new live mailbox sends this many on its first day ...
+WARMUP_STEP = 2  # ... and this many more each day after, up to DAILY_CAP
+MAX_ATTEMPTS = 5  # temporary failures of one step before the lead is stopped (`send_failed`)
+RETRY_BASE = timedelta(minutes=5)  # backoff: 5, 10, 20, 40 minutes
+MAILBOX_WAIT = timedelta(hours=1)  # a lead whose mailbox is not active is looked at again after this
+CLAIM_RELEASE_AFTER = timedelta(minutes=10)
+STUCK_AFTER = timedelta(minutes=15)
+BOUNCE_CODES = {521, 550, 551, 552, 553, 554, 556}  # recipient-level permanent failures
+
+
+def _now() -> datetime:
+    return timezone.now()
+
+
+def day_start(now: datetime) -> datetime:
+    """Daily caps count per UTC calendar day."""
+    return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def daily_cap(mailbox, now: datetime) -> int:
+    """At most 25 a day (or the mailbox's own lower limit); a live mailbox ramps up from WARMUP_START."""
+    cap = min(DAILY_CAP, mailbox.daily_limit or DAILY_CAP)
+    if mailbox.provider != "sandbox" and mailbox.activated_at:
+        age_days = max(0, (now - mailbox.activated_at).days)
+        cap = min(cap, WARMUP_START + WARMUP_STEP * age_days)
+    return cap
+
+
+def sends_today(mailbox_ids, now: datetime) -> dict:
+    """{mailbox_id: messages counted against today's cap}: claimed, sending, sent, and bounced attempts."""
+    from django.db.models import Count, Q
+
+    rows = (SentMessage.objects.filter(mailbox_id__in=list(mailbox_ids), claimed_at__gte=day_start(now))
+            .filter(~Q(state=SentMessage.State.FAILED) | Q(bounced=True))
+            .values("mailbox_id").annotate(n=Count("id")))
+    return {r["mailbox_id"]: r["n"] for r in rows}
+
+
+def _reschedule(lead_pk: int, when: datetime) -> None:
+    CampaignLead.objects.filter(pk=lead_pk, state=CampaignLead.State.ACTIVE).update(next_send_at=when)
+
+
+def _stop(lead: CampaignLead, reason: str) -> None:
+    from campaigns.services import lead_stop
+
+    lead_stop(lead=lead, reason=reason)
+
+
+def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) -> str:
+    """Send `step` to this lead if it is still due under `lease` (the next_send_at the scheduler set when it
+    dispatched). Returns what happened (for logs, tests and the benchmark)."""
+    from sending.models import Mailbox
+    from sending.transport import PermanentSendError, TransientSendError, send_message
+
+    # 1. claim ---------------------------------------------------------------------------------------
+    with transaction.atomic():
+        lead = (CampaignLead.objects.select_for_update().select_related("campaign")
+                .filter(pk=lead_id).first())
+        if lead is None or lead.state != CampaignLead.State.ACTIVE or lead.current_step != step:
+            return "not_due"
+        if lease is not None and lead.next_send_at != lease:
+            return "stale"  # rescheduled or claimed since this task was queued
+        if lease is None and (lead.next_send_at is None or lead.next_send_at > _now()):
+            return "not_due"
+        campaign: Campaign = lead.campaign
+        now = _now()
+        window = campaign.sending_window
+        if not in_window(window, now):
+            _reschedule(lead.pk, next_open(window, now))
+            return "outside_window"
+        suppression = Suppression.objects.filter(workspace_id=lead.workspace_id, email=lead.email).first()
+        if suppression is not None:
+            _stop(lead, suppression.reason)
+            return "suppressed"
+        mailbox = Mailbox.objects.select_for_update().filter(pk=lead.mailbox_id).first()
+        if mailbox is None or mailbox.status != Mailbox.Status.ACTIVE:
+            _reschedule(lead.pk, now + MAILBOX_WAIT)  # sticky: wait for it (never sent from while suspended)
+            return "mailbox_inactive"
+        if sends_today([mailbox.pk], now).get(mailbox.pk, 0) >= daily_cap(mailbox, now):
+            _reschedule(lead.pk, next_open(window, day_start(now) + timedelta(days=1)))
+            return "capped"
+        rendered = messages.render_step(lead, campaign, step)
+        try:
+            with transaction.atomic():
+                sent = SentMessage.objects.create(
+                    workspace_id=lead.workspace_id, campaign=campaign, campaign_lead=lead, step_index=step,
+                    mailbox=mailbox, message_id=messages.new_message_id(mailbox.domain_name), to_email=lead.email,
+                    subject=rendered["subject"][:998], in_reply_to=rendered["in_reply_to"],
+                    state=SentMessage.State.CLAIMED, claimed_at=now)
+        except IntegrityError:
+            logger.error("lead %s step %s already has a message: not sending again", lead.pk, step)
+            CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None)
+            return "duplicate"
+        CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None)
+
+    # 2. hand over ----------------------------------------------------------------------------------
+    handed = _hand_over(lead, sent)
+    if handed != "sending":
+        return handed
+
+    # 3. SMTP ---------------------------------------------------------------------------------------
+    email = messages.build_message(lead=lead, campaign=campaign, mailbox=mailbox, rendered=rendered,
+                                   message_id=sent.message_id)
+    try:
+        send_message(mailbox=mailbox, message=email)
+    except TransientSendError as exc:
+        return _after_failure(lead, sent, exc, temporary=True)
+    except PermanentSendError as exc:
+        return _after_failure(lead, sent, exc, temporary=False)
+    # any other exception leaves the row in `sending`: outcome unknown, reported by sweep_stuck, never re-sent
+    return _after_sent(lead, campaign, sent)
+
+
+def _hand_over(lead: CampaignLead, sent: SentMessage) -> str:
+    """Re-read the lead under lock and flip the claimed row to `sending` (the last point a stop can win)."""
+    with transaction.atomic():
+        state = CampaignLead.objects.select_for_update().filter(pk=lead.pk).values_list("state", flat=True).first()
+        if state != CampaignLead.State.ACTIVE:
+            SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
+                state=SentMessage.State.FAILED, error="lead stopped before the message was handed to SMTP")
+            return "stopped"
+        if not SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
+                state=SentMessage.State.SENDING, sending_at=_now()):
+            return "claim_lost"  # released by the sweeper meanwhile: someone else will send it
+    return "sending"
+
+
+def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> str:
+    now = _now()
+    with transaction.atomic():
+        SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.SENT, sent_at=now)
+        next_step = sent.step_index + 1
+        if next_step >= len(campaign.steps):
+            done = CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
+                state=CampaignLead.State.FINISHED, current_step=next_step, next_send_at=None, attempts=0,
+                last_error="")
+            if done:
+                from campaigns.services import campaign_maybe_complete
+
+                campaign_maybe_complete(campaign_id=campaign.pk)
+            return "sent"
+        window = campaign.sending_window
+        wait = int(campaign.steps[next_step].get("wait_days") or 0)
+        CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
+            current_step=next_step, next_send_at=next_open(window, add_local_days(window, now, wait)), attempts=0,
+            last_error="")
+        # a lead stopped while SMTP was running keeps its stop; only its step counter records the send
+        CampaignLead.objects.filter(pk=lead.pk).exclude(state=CampaignLead.State.ACTIVE).update(current_step=next_step)
+    return "sent"
+
+
+def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: bool) -> str:
+    now = _now()
+    code = getattr(exc, "smtp_code", None)
+    text = f"{code or ''} {getattr(exc, 'message', exc)}".strip()[:2000]
+    bounce = not temporary and code in BOUNCE_CODES
+    SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.FAILED, error=text, bounced=bounce)
+    if bounce:
+        from campaigns.services import suppression_add
+
+        suppression_add(workspace=lead.workspace, email=lead.email, reason="bounced", source=f"smtp {code}")
+        _stop(lead, "bounced")
+        return "bounced"
+    # temporary failure, or a permanent one that is about the mailbox/session (auth, not active, TLS): retry
+    with transaction.atomic():
+        current = CampaignLead.objects.select_for_update().get(pk=lead.pk)
+        if current.state != CampaignLead.State.ACTIVE:
+            return "stopped"
+        current.attempts += 1
+        current.last_error = text
+        if current.attempts >= MAX_ATTEMPTS:
+            current.save(update_fields=["attempts", "last_error"])
+            _stop(current, "send_failed")
+            return "gave_up"
+        delay = RETRY_BASE * (2 ** (current.attempts - 1))
+        current.next_send_at = next_open(current.campaign.sending_window, now + delay)
+        current.save(update_fields=["attempts", "last_error", "next_send_at"])
+    return "retry"
+
+
+def sweep_stuck(*, now: datetime | None = None) -> dict:
+    """Release claims that never reached SMTP; report (and stop the lead of) rows stuck in `sending`."""
+    now = now or _now()
+    released = 0
+    for sent in SentMessage.objects.filter(state=SentMessage.State.CLAIMED, claimed_at__lt=now - CLAIM_RELEASE_AFTER):
+        with transaction.atomic():
+            if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
+                    state=SentMessage.State.FAILED, error="claim released: never handed to SMTP"):
+                CampaignLead.objects.filter(pk=sent.campaign_lead_id, state=CampaignLead.State.ACTIVE,
+                                            current_step=sent.step_index, next_send_at__isnull=True
+                                            ).update(next_send_at=now)
+                released += 1
+    reported = 0
+    for sent in SentMessage.objects.filter(state=SentMessage.State.SENDING, sending_at__lt=now - STUCK_AFTER,
+                                           stuck_reported_at__isnull=True).select_related("campaign_lead"):
+        logger.error("message %s (lead %s, step %s) stuck in `sending` since %s: outcome unknown, NOT re-sent",
+                     sent.message_id, sent.campaign_lead_id, sent.step_index, sent.sending_at)
+        SentMessage.objects.filter(pk=sent.pk).update(stuck_reported_at=now)
+        _stop(sent.campaign_lead, "send_unknown")
+        reported += 1
+    return {"released": released, "reported": reported}
+
+
+def tick_batch() -> int:
+    return int(getattr(settings, "CAMPAIGNS_TICK_BATCH", 1000))
