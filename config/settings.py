@@ -338,28 +338,6 @@ LEADS_ENRICH_CACHE_DAYS = 90
 LEADS_EMAIL_FRESH_DAYS = 30
 LEADS_INTENT_WINDOW_DAYS = 90
 
-# --- sending (issue 6): periodic provisioning sweep and monthly upkeep ------------------------------------
-CELERY_BEAT_SCHEDULE["sending-operations-sweep"] = {
-    "task": "sending.tasks.operations_sweep", "schedule": float(max(1, SANDBOX_PROVISION_SECONDS) if SANDBOX else 60),
-}
-CELERY_BEAT_SCHEDULE["sending-upkeep-sweep"] = {"task": "sending.tasks.upkeep_sweep", "schedule": 60.0 if SANDBOX else 900.0}
-
-# --- verification (issue 4): SMTP verifier tuning and DNS technology signals ---------------------------------
-# Delay before the single retry of a greylisted (4xx) probe; concurrent probes per MX host in one process.
-VERIFIER_GREYLIST_RETRY_SECONDS = float(env("VERIFIER_GREYLIST_RETRY_SECONDS", "3"))
-VERIFIER_MAX_CONNECTIONS_PER_HOST = env_int("VERIFIER_MAX_CONNECTIONS_PER_HOST", 4)
-# How long a domain's catch-all probe is remembered; how long a conclusive result is reused by verify_email
-# (0: always probe again); how old a reply may be and still count as evidence of delivery.
-VERIFIER_CATCH_ALL_TTL_SECONDS = env_int("VERIFIER_CATCH_ALL_TTL_SECONDS", 86400)
-VERIFIER_REUSE_SECONDS = env_int("VERIFIER_REUSE_SECONDS", 86400)
-VERIFIER_EVIDENCE_MAX_AGE_DAYS = env_int("VERIFIER_EVIDENCE_MAX_AGE_DAYS", 365)
-# The dns_technology intent provider: on by default, except in sandbox mode without VERIFIER_NAMESERVERS
-# (then nothing would be asked but the internet's DNS). A domain is re-scanned at most every N seconds.
-DNS_TECHNOLOGY_ENABLED = env_bool("DNS_TECHNOLOGY_ENABLED", not SANDBOX or bool(VERIFIER_NAMESERVERS))
-DNS_TECHNOLOGY_RESCAN_SECONDS = env_int("DNS_TECHNOLOGY_RESCAN_SECONDS", 3600)
-if "leads.verification.intent" not in LEADS_PROVIDER_MODULES:
-    LEADS_PROVIDER_MODULES.append("leads.verification.intent")
-
 # --- console (issue 5): sign-in adapter, throttles, top-ups --------------------------------------------
 ACCOUNT_ADAPTER = "accounts.console_auth.ConsoleAccountAdapter"
 ACCOUNT_RATE_LIMITS = {
@@ -382,3 +360,35 @@ STRIPE_API_BASE = env("STRIPE_API_BASE", "https://api.stripe.com")
 STRIPE_WEBHOOK_TOLERANCE_SECONDS = env_int("STRIPE_WEBHOOK_TOLERANCE_SECONDS", 300)
 SANDBOX_TOPUP_MAX_CREDITS = env_int("SANDBOX_TOPUP_MAX_CREDITS", 100_000)
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("accounts.console_views.console_context")
+
+# --- verification (issue 4): SMTP verifier tuning and DNS technology signals ---------------------------------
+# Delay before the single retry of a greylisted (4xx) probe; concurrent probes per MX host in one process.
+VERIFIER_GREYLIST_RETRY_SECONDS = float(env("VERIFIER_GREYLIST_RETRY_SECONDS", "3"))
+VERIFIER_MAX_CONNECTIONS_PER_HOST = env_int("VERIFIER_MAX_CONNECTIONS_PER_HOST", 4)
+# How long a domain's catch-all probe is remembered; how long a conclusive result is reused by verify_email
+# (0: always probe again); how old a reply may be and still count as evidence of delivery.
+VERIFIER_CATCH_ALL_TTL_SECONDS = env_int("VERIFIER_CATCH_ALL_TTL_SECONDS", 86400)
+VERIFIER_REUSE_SECONDS = env_int("VERIFIER_REUSE_SECONDS", 86400)
+VERIFIER_EVIDENCE_MAX_AGE_DAYS = env_int("VERIFIER_EVIDENCE_MAX_AGE_DAYS", 365)
+# The dns_technology intent provider: on by default, except in sandbox mode without VERIFIER_NAMESERVERS
+# (then nothing would be asked but the internet's DNS). A domain is re-scanned at most every N seconds.
+DNS_TECHNOLOGY_ENABLED = env_bool("DNS_TECHNOLOGY_ENABLED", not SANDBOX or bool(VERIFIER_NAMESERVERS))
+DNS_TECHNOLOGY_RESCAN_SECONDS = env_int("DNS_TECHNOLOGY_RESCAN_SECONDS", 3600)
+if "leads.verification.intent" not in LEADS_PROVIDER_MODULES:
+    LEADS_PROVIDER_MODULES.append("leads.verification.intent")
+
+# --- sending (issue 6): periodic provisioning sweep and monthly upkeep ------------------------------------
+CELERY_BEAT_SCHEDULE["sending-operations-sweep"] = {
+    "task": "sending.tasks.operations_sweep", "schedule": float(max(1, SANDBOX_PROVISION_SECONDS) if SANDBOX else 60),
+}
+CELERY_BEAT_SCHEDULE["sending-upkeep-sweep"] = {"task": "sending.tasks.upkeep_sweep", "schedule": 60.0 if SANDBOX else 900.0}
+# Extra CA bundle trusted for bring-your-own SMTP/IMAP servers (a private CA); empty: system store only.
+SENDING_TLS_CA_FILE = env("SENDING_TLS_CA_FILE", "")
+
+# --- campaigns (issue 7): the send scheduler ---------------------------------------------------------
+# One tick every SCHEDULER_TICK_SECONDS dispatches due campaign sends; at most this many leads per tick.
+CAMPAIGNS_TICK_BATCH = env_int("CAMPAIGNS_TICK_BATCH", 1000)
+CELERY_BEAT_SCHEDULE["campaigns-scheduler-tick"] = {
+    "task": "campaigns.tasks.scheduler_tick",
+    "schedule": float(SCHEDULER_TICK_SECONDS),
+}
