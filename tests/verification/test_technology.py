@@ -1,0 +1,138 @@
+"""DNS technology signals: detection, stored scans, a signal only on change, and find_intent through HTTP."""
+
+from datetime import date, timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from leads.providers import IntentQuery, ProviderError, registered, waterfall
+from leads.verification import dnslayer, technology
+from leads.verification.intent import DnsTechnology
+from leads.verification.models import TechnologyChange, TechnologyScan
+
+
+@pytest.fixture
+def tech(net, settings):
+    settings.DNS_TECHNOLOGY_ENABLED = True
+    settings.DNS_TECHNOLOGY_RESCAN_SECONDS = 3600
+    return net
+
+
+def query(*domains, since=None, signals=("technology",)):
+    return IntentQuery(company_domains=list(domains), signals=list(signals),
+                       since=since or date.today() - timedelta(days=90))
+
+
+def test_detect_from_mx_spf_and_verification_records():
+    found = technology.detect(
+        ["aspmx.l.google.com", "alt1.aspmx.l.google.com", "acme-com.mail.protection.outlook.com."],
+        ["v=spf1 include:_spf.google.com include:sendgrid.net include:123456.spf06.hubspotemail.net ~all",
+         "atlassian-domain-verification=abc123", "MS=ms12345678", "unrelated=1",
+         "v=spf1 redirect=_spf.mktomail.com"],
+    )
+    assert sorted(found) == ["Atlassian", "Google Workspace", "HubSpot", "Marketo", "Microsoft 365", "SendGrid"]
+    assert found["HubSpot"]["category"] == "marketing automation"
+    assert "SPF include 123456.spf06.hubspotemail.net" in found["HubSpot"]["evidence"]
+    assert found["Google Workspace"]["evidence"][0] == "MX aspmx.l.google.com"
+
+
+def test_no_false_match_on_lookalike_suffix():
+    assert technology.detect(["mx.notgoogle.com", "evilsendgrid.net"], ["v=spf1 include:fakesendgrid.net"]) == {}
+
+
+def test_provider_is_registered_and_in_the_waterfall(settings):
+    settings.DNS_TECHNOLOGY_ENABLED = True
+    assert registered("intent")["dns_technology"] is DnsTechnology
+    assert any(isinstance(p, DnsTechnology) for p in waterfall("intent"))
+    settings.DNS_TECHNOLOGY_ENABLED = False
+    assert not any(isinstance(p, DnsTechnology) for p in waterfall("intent"))
+
+
+def test_first_scan_is_a_baseline_then_a_change_is_a_signal(db, tech):
+    tech.zone.mx("acme.com", (1, "aspmx.l.google.com"))
+    tech.zone.txt("acme.com", "v=spf1 include:_spf.google.com ~all")
+    assert DnsTechnology().find(query("acme.com")) == []
+    scan = TechnologyScan.objects.get()
+    assert scan.technologies == ["Google Workspace"]
+    assert scan.records["mx"] == ["aspmx.l.google.com"]
+
+    # the company adopts HubSpot and SendGrid; seen on the next scan after the rescan interval
+    tech.zone.records.pop(("acme.com", "TXT"))
+    tech.zone.txt("acme.com", "v=spf1 include:_spf.google.com include:sendgrid.net "
+                              "include:1.spf06.hubspotemail.net ~all")
+    dnslayer.reset()  # forget the cached TXT answer
+    later = timezone.now() + timedelta(hours=2)
+    with time_machine.travel(later):
+        signals = DnsTechnology().find(query("acme.com"))
+    assert len(signals) == 1
+    s = signals[0]
+    assert (s.company_domain, s.signal, s.observed_at) == ("acme.com", "technology", later.date())
+    assert s.summary.startswith("Adopted HubSpot (marketing automation), SendGrid (email delivery)")
+    change = TechnologyChange.objects.get()
+    assert (change.added, change.removed) == (["HubSpot", "SendGrid"], [])
+
+
+def test_unchanged_stack_emits_nothing_and_scans_are_throttled(db, tech):
+    tech.zone.mx("acme.com", (1, "aspmx.l.google.com"))
+    DnsTechnology().find(query("acme.com"))
+    queries = tech.zone.queries
+    DnsTechnology().find(query("acme.com"))  # within the rescan interval: no DNS at all
+    assert tech.zone.queries == queries
+    with time_machine.travel(timezone.now() + timedelta(hours=2)):
+        assert DnsTechnology().find(query("acme.com")) == []
+    assert TechnologyScan.objects.count() == 2 and not TechnologyChange.objects.exists()
+
+
+def test_a_drop_is_a_change_too(db, tech):
+    tech.zone.mx("acme.com", (1, "eu-smtp-inbound-1.mimecast.com"))
+    DnsTechnology().find(query("acme.com"))
+    tech.zone.records.clear()
+    tech.zone.mx("acme.com", (0, "acme-com.mail.protection.outlook.com"))
+    dnslayer.reset()
+    with time_machine.travel(timezone.now() + timedelta(hours=2)):
+        [signal] = DnsTechnology().find(query("acme.com"))
+    assert signal.summary.startswith("Adopted Microsoft 365 (email hosting); dropped Mimecast (email security)")
+
+
+def test_changes_older_than_the_window_are_not_reported(db, tech):
+    tech.zone.mx("acme.com", (1, "aspmx.l.google.com"))
+    DnsTechnology().find(query("acme.com"))
+    tech.zone.txt("acme.com", "stripe-verification=abc")
+    dnslayer.reset()
+    DnsTechnology().find(query("acme.com"))  # throttled: nothing new yet
+    technology.technology_scan(domains=["acme.com"], force=True)
+    assert TechnologyChange.objects.count() == 1
+    assert len(DnsTechnology().find(query("acme.com"))) == 1
+    assert DnsTechnology().find(query("acme.com", since=date.today() + timedelta(days=1))) == []
+
+
+def test_nxdomain_stores_nothing_and_dns_failure_everywhere_is_provider_error(db, tech):
+    assert DnsTechnology().find(query("nowhere.com")) == []
+    assert not TechnologyScan.objects.exists()
+    tech.zone.servfail.update({"down1.com", "down2.com"})
+    with pytest.raises(ProviderError):
+        DnsTechnology().find(query("down1.com", "down2.com"))
+    tech.zone.mx("up.com", (1, "aspmx.l.google.com"))
+    assert DnsTechnology().find(query("down1.com", "up.com")) == []  # a partial failure still answers
+    assert list(TechnologyScan.objects.values_list("domain", flat=True)) == ["up.com"]
+
+
+def test_find_intent_over_http_reports_an_adoption(api, workspace, tech):
+    tech.zone.mx("acme.com", (1, "aspmx.l.google.com"))
+    tech.zone.mx("static.com", (1, "aspmx.l.google.com"))
+    body = {"company_domains": ["acme.com", "static.com"], "signals": ["technology"]}
+    first = api.post("/v1/find_intent", body)
+    assert first.status_code == 200, first.content
+    assert first.json()["result"]["signals"] == []
+    assert first.json()["service"]["credits_charged"] == "0"
+    tech.zone.txt("acme.com", "v=spf1 include:servers.mcsv.net ~all")
+    dnslayer.reset()
+    with time_machine.travel(timezone.now() + timedelta(hours=2)):
+        second = api.post("/v1/find_intent", body)
+    assert second.status_code == 200, second.content
+    [signal] = second.json()["result"]["signals"]
+    assert signal["company_domain"] == "acme.com" and signal["signal"] == "technology"
+    assert signal["summary"].startswith("Adopted Mailchimp (marketing automation)")
+    # 10 for the company with a signal + 0.5 for the other one scanned
+    assert second.json()["service"]["credits_charged"] == "10.5"
