@@ -171,6 +171,8 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
     idem_claimed = False
     record_open = False
     request_id = ctx.request_id
+    if verb.method != "POST":
+        idempotency_key = None  # reads are naturally idempotent
     ctx.idempotency_key = idempotency_key
     try:
         rate = ratelimit_hit(f"key:{ctx.api_key.pk}")

@@ -18,6 +18,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 PR_SET_PDEATHSIG = 1
+# Worker and beat log warnings and errors by default (periodic sweeps every few seconds would bury them);
+# SERVE_TASK_LOG_LEVEL=INFO shows every task.
+TASK_LOG_LEVEL = os.environ.get("SERVE_TASK_LOG_LEVEL", "WARNING")
 
 
 def _die_with_parent():  # runs in the child between fork and exec
@@ -35,10 +38,10 @@ def child_commands() -> dict[str, list[str]]:
     cmds = {
         "web": [py, "-m", "uvicorn", "config.asgi:application", "--host", settings.HOST, "--port", str(settings.PORT),
                 "--lifespan", "on", "--timeout-graceful-shutdown", "5"],
-        "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO", "--pool", "threads",
+        "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
                    "--concurrency", os.environ.get("WORKER_CONCURRENCY", "4"), "--without-gossip", "--without-mingle",
                    "--hostname", f"worker-{os.getpid()}@%h"],
-        "beat": [py, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
+        "beat": [py, "-m", "celery", "-A", "config", "beat", "--loglevel", TASK_LOG_LEVEL,
                  "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"],
     }
     if settings.SANDBOX and settings.SANDBOX_SMTP_PORT and _has_command("smtp_inbound"):
