@@ -64,7 +64,15 @@ def _documented_view(verb: Verb):
     else:
         response = verb.output
     by_status: dict[int, list[str]] = {}
-    for exc in (*COMMON_ERRORS, *verb.errors):
+    extra = ()
+    if verb.method == "POST":
+        extra = (errors.IdempotencyKeyReused, errors.IdempotencyInProgress, errors.PayloadTooLarge,
+                 errors.UnsupportedMediaType)
+        if verb.idempotency != "optional":
+            extra += (errors.IdempotencyKeyRequired,)
+        if verb.max_charge:
+            extra += (errors.InsufficientCredits,)
+    for exc in (*COMMON_ERRORS, *extra, *verb.errors):
         by_status.setdefault(_status_of(exc), []).append(exc.code)
     if verb.scope:
         by_status.setdefault(403, []).append("insufficient_scope")
