@@ -74,10 +74,15 @@ class Zone(BaseResolver):
         return reply
 
 
+class _QuietLogger:
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
 class DnsPeer:
     def __init__(self):
         self.zone = Zone()
-        self.server = DNSServer(self.zone, address="127.0.0.1", port=0)
+        self.server = DNSServer(self.zone, address="127.0.0.1", port=0, logger=_QuietLogger())
         self.port = self.server.server.server_address[1]
         self.server.start_thread()
 
