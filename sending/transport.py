@@ -72,13 +72,23 @@ def _dkim_sign(mailbox: Mailbox, raw: bytes) -> bytes:
     return sig + raw
 
 
+def tls_context() -> ssl.SSLContext:
+    """Certificate-verifying TLS for mailbox servers. SENDING_TLS_CA_FILE adds a private CA (e.g. a company's own
+    mail server); SENDING_SMTP_TLS_INSECURE=1 disables verification (local development only)."""
+    context = ssl.create_default_context()
+    ca_file = getattr(settings, "SENDING_TLS_CA_FILE", "")
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    if getattr(settings, "SENDING_SMTP_TLS_INSECURE", False):
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 def smtp_connect(*, host: str, port: int, security: str, username: str, password: str,
                  timeout: float = SMTP_TIMEOUT_SECONDS) -> smtplib.SMTP:
     """Open an authenticated SMTP session; raises SendError subclasses. Used by sends and connection tests."""
-    context = ssl.create_default_context()
-    if getattr(settings, "SENDING_SMTP_TLS_INSECURE", False):  # tests with self-signed local peers only
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
+    context = tls_context()
     try:
         if security == Mailbox.Security.SSL:
             smtp = smtplib.SMTP_SSL(host, port, timeout=timeout, context=context)
