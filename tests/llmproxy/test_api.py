@@ -304,3 +304,13 @@ def test_verb_llm_chat_errors(workspace, api_key, fake):
     assert broke.status == 402
     acc = account(workspace)
     assert (acc.balance_micros, acc.reserved_micros) == (START, 0)
+
+
+def test_openapi_documents_the_llm_routes(client):
+    schema = client.get("/openapi.json").json()
+    chat_op = schema["paths"]["/v1/llm/chat"]["post"]
+    assert chat_op["operationId"] == "llm_chat"
+    assert {"200", "400", "401", "402", "502"} <= set(chat_op["responses"])
+    assert "model" in schema["components"]["schemas"]["LlmChatInRequest"]["properties"]
+    assert "post" in schema["paths"]["/v1/llm/chat/completions"]
+    assert "get" in schema["paths"]["/v1/llm/models"] and "get" in schema["paths"]["/v1/llm/models/{model_id}"]
