@@ -20,15 +20,13 @@ from leads.providers.base import (
     SearchQuery,
     Signal,
 )
+from leads.search_index import title_condition
 
 
 def people_filter(query: SearchQuery):
     qs = Person.objects.all()
     if query.titles:
-        cond = Q()
-        for t in query.titles:
-            cond |= Q(title_key__contains=t)
-        qs = qs.filter(cond)
+        qs = qs.filter(title_condition(query.titles))
     if query.industries:
         qs = qs.filter(industry_key__in=query.industries)
     if query.locations:

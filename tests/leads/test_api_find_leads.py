@@ -223,3 +223,14 @@ def test_every_provider_failing_is_502_and_free(api, dataset, providers):
     assert r.status_code == 502
     assert r.json()["error"]["code"] == "provider_unavailable"
     assert available(api) == before
+
+
+def test_title_index_follows_updates_and_short_terms(api, db):
+    load_leads(person(first_name="Zed", last_name="Q", title='VP Sales "EMEA"'))
+    assert names(api.post(URL, {"audience": "ppl", "titles": ["sales"]})) == ["Zed Q"]
+    assert names(api.post(URL, {"audience": "ppl", "titles": ["vp"]})) == ["Zed Q"]  # shorter than a trigram
+    assert names(api.post(URL, {"audience": "ppl", "titles": ['"emea"']})) == ["Zed Q"]
+    assert names(api.post(URL, {"audience": "ppl", "titles": ["s OR x", "*"]})) == []
+    load_leads(person(first_name="Zed", last_name="Q", title="CTO"))  # re-import: same person, new title
+    assert names(api.post(URL, {"audience": "ppl", "titles": ["sales"]})) == []
+    assert names(api.post(URL, {"audience": "ppl", "titles": ["ct", "cto"]})) == ["Zed Q"]
