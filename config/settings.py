@@ -392,3 +392,12 @@ CELERY_BEAT_SCHEDULE["campaigns-scheduler-tick"] = {
     "task": "campaigns.tasks.scheduler_tick",
     "schedule": float(SCHEDULER_TICK_SECONDS),
 }
+
+# --- verification (issue 4, part 2): overall probe budget, retention, periodic rescans -----------------------
+# A verification gives up (unknown, reason timeout) once this many seconds passed, whatever the MX count.
+VERIFIER_TOTAL_TIMEOUT_SECONDS = float(env("VERIFIER_TOTAL_TIMEOUT_SECONDS", "45"))
+VERIFIER_RESULT_RETENTION_DAYS = env_int("VERIFIER_RESULT_RETENTION_DAYS", 180)
+CELERY_BEAT_SCHEDULE["verification-technology-rescan"] = {
+    "task": "leads.verification.tasks.technology_rescan", "schedule": 3600.0,
+}
+CELERY_BEAT_SCHEDULE["verification-prune"] = {"task": "leads.verification.tasks.verification_prune", "schedule": 86400.0}

@@ -47,6 +47,7 @@ class Config:
     allow_private: bool
     greylist_delay: float
     per_host_limit: int
+    total_timeout: float = 60.0
 
     @classmethod
     def from_settings(cls) -> Config:
@@ -58,6 +59,7 @@ class Config:
             allow_private=bool(settings.VERIFIER_ALLOW_PRIVATE_NETWORKS),
             greylist_delay=float(getattr(settings, "VERIFIER_GREYLIST_RETRY_SECONDS", 3)),
             per_host_limit=int(getattr(settings, "VERIFIER_MAX_CONNECTIONS_PER_HOST", 4)),
+            total_timeout=float(getattr(settings, "VERIFIER_TOTAL_TIMEOUT_SECONDS", 60)),
         )
 
 
@@ -306,18 +308,24 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
     remembered = memory.catch_all(domain)
     failures: list[str] = []
     last_reply: sc.Reply | None = None
+    deadline = time.monotonic() + cfg.total_timeout
     for host, ips in candidates:
+        if time.monotonic() >= deadline:
+            failures.append("timeout")
+            break
         result.mx_host = host
         with host_slot(host, cfg.per_host_limit, cfg.timeout) as acquired:
             if not acquired:
                 failures.append("busy")
                 continue
-            probe = _probe_host(host, ips, local_part, domain, remembered, cfg)
+            probe = _probe_host(host, ips, local_part, domain, remembered, cfg, deadline)
+            if probe.outcome == "transient" and time.monotonic() + cfg.greylist_delay >= deadline:
+                return done("unknown", probe.transient_kind or sc.TEMPORARY, probe.reply)
             if probe.outcome == "transient":
                 # Greylisting (or another 4xx): one retry after a short delay, then give up on this domain.
                 result.trace.append(f"{host}: {probe.reply.summary if probe.reply else ''}; retrying")
                 sleep(cfg.greylist_delay)
-                probe = _probe_host(host, ips, local_part, domain, remembered, cfg)
+                probe = _probe_host(host, ips, local_part, domain, remembered, cfg, deadline)
                 if probe.outcome == "transient":
                     return done("unknown", probe.transient_kind or sc.TEMPORARY, probe.reply)
         if probe.reply is not None:
@@ -340,10 +348,12 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
 
 
 def _probe_host(host: str, ips: list[str], local_part: str, domain: str, remembered: bool | None,
-                cfg: Config) -> Probe:
+                cfg: Config, deadline: float) -> Probe:
     """Try the host's addresses in turn until one gives a dialogue; a failed TLS handshake is retried in clear."""
     probe = Probe("unreachable")
     for ip in ips:
+        if time.monotonic() >= deadline:
+            return Probe("timeout")
         random_local = None if remembered is not None else _random_local()
         probe = _probe(ip, host, local_part, domain, random_local, cfg)
         if probe.outcome == "tls_failed":

@@ -100,3 +100,12 @@ def result_payload(row: Verification, *, email: str) -> dict:
         "is_role_account": row.is_role_account,
         "is_free_provider": row.is_free_provider,
     }
+
+
+def verification_prune(*, now: datetime | None = None) -> int:
+    """Delete verification results older than VERIFIER_RESULT_RETENTION_DAYS and expired catch-all memories."""
+    now = now or timezone.now()
+    deleted, _ = Verification.objects.filter(
+        checked_at__lt=now - timedelta(days=settings.VERIFIER_RESULT_RETENTION_DAYS)).delete()
+    DomainProbe.objects.filter(checked_at__lt=now - timedelta(seconds=settings.VERIFIER_CATCH_ALL_TTL_SECONDS)).delete()
+    return deleted

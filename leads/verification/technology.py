@@ -228,3 +228,19 @@ def technology_changes(*, domains: list[str], since) -> list[TechnologyChange]:
     """Stack changes observed on or after `since` (a date) for these domains, newest first."""
     return list(TechnologyChange.objects.filter(domain__in=domains, observed_at__date__gte=since)
                 .order_by("domain", "-observed_at", "-id"))
+
+
+def technology_rescan_due(*, limit: int = 500) -> int:
+    """Re-scan domains that were scanned within the intent window and whose latest scan is older than the
+    rescan interval, so that a stack change is seen even between two find_intent calls. Returns how many."""
+    from django.db.models import Max
+
+    now = timezone.now()
+    window_start = now - timedelta(days=settings.LEADS_INTENT_WINDOW_DAYS)
+    stale_before = now - timedelta(seconds=settings.DNS_TECHNOLOGY_RESCAN_SECONDS)
+    due = list(TechnologyScan.objects.values("domain").annotate(last=Max("scanned_at"))
+               .filter(last__gte=window_start, last__lt=stale_before).order_by("last")
+               .values_list("domain", flat=True)[:limit])
+    if due:
+        technology_scan(domains=due, force=True)
+    return len(due)

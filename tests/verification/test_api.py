@@ -195,3 +195,17 @@ def test_idempotent_replay_does_not_probe_or_charge_again(api, workspace, net, s
     assert a.content == b.content and b.headers["Idempotent-Replayed"] == "true"
     assert script.connections == 1
     assert available(workspace) == "299"
+
+
+def test_prune_deletes_old_results_and_expired_catch_all_memory(db, settings):
+    from leads.verification import tasks
+    from leads.verification.models import DomainProbe
+
+    settings.VERIFIER_RESULT_RETENTION_DAYS = 180
+    Verification.objects.create(email="a@b.com", domain="b.com", status="valid", reason="accepted",
+                                checked_at=timezone.now() - timedelta(days=181))
+    Verification.objects.create(email="a@b.com", domain="b.com", status="valid", reason="accepted",
+                                checked_at=timezone.now() - timedelta(days=179))
+    DomainProbe.objects.create(domain="b.com", is_catch_all=True, checked_at=timezone.now() - timedelta(days=2))
+    assert tasks.verification_prune() == 1
+    assert Verification.objects.count() == 1 and not DomainProbe.objects.exists()

@@ -304,3 +304,25 @@ def test_host_slot_reports_busy_when_full():
             assert second is False
     with engine.host_slot("mx.full.test", 1, 0) as again:
         assert again is True
+
+
+def test_total_budget_stops_failover(net, settings):
+    settings.VERIFIER_TIMEOUT_SECONDS = 0.2
+    settings.VERIFIER_TOTAL_TIMEOUT_SECONDS = 0.3
+    slow1, slow2 = net.ip(), net.ip()
+    net.smtp.raw(slow1, tarpit)
+    net.smtp.raw(slow2, tarpit)
+    ip, script = net.server(users=["jane@acme.com"])
+    net.domain("acme.com", slow1, slow2, ip)
+    res = run("jane@acme.com")
+    assert (res.status, res.reason) == ("unknown", "timeout")
+    assert script.connections == 0  # the budget ran out before the third MX
+
+
+def test_no_greylist_retry_when_the_budget_cannot_cover_the_delay(net, settings):
+    settings.VERIFIER_GREYLIST_RETRY_SECONDS = 100
+    settings.VERIFIER_TOTAL_TIMEOUT_SECONDS = 10
+    script = net.simple("grey.com", rcpt=lambda a, s: "451 4.7.1 Greylisted")
+    slept = []
+    res = verify("jane@grey.com", memory=DictMemory(), sleep=slept.append)
+    assert (res.status, res.reason, slept, script.connections) == ("unknown", "greylisted", [], 1)

@@ -136,3 +136,18 @@ def test_find_intent_over_http_reports_an_adoption(api, workspace, tech):
     assert signal["summary"].startswith("Adopted Mailchimp (marketing automation)")
     # 10 for the company with a signal + 0.5 for the other one scanned
     assert second.json()["service"]["credits_charged"] == "10.5"
+
+
+def test_periodic_rescan_finds_changes_between_calls(db, tech):
+    from leads.verification import tasks
+
+    tech.zone.mx("acme.com", (1, "aspmx.l.google.com"))
+    DnsTechnology().find(query("acme.com"))
+    assert tasks.technology_rescan() == 0  # scanned just now: not due
+    tech.zone.txt("acme.com", "docusign=0000-1111")
+    dnslayer.reset()
+    with time_machine.travel(timezone.now() + timedelta(hours=2)):
+        assert tasks.technology_rescan() == 1
+    assert TechnologyChange.objects.get().added == ["DocuSign"]
+    with time_machine.travel(timezone.now() + timedelta(days=200)):
+        assert tasks.technology_rescan() == 0  # outside the intent window: no longer tracked
