@@ -85,7 +85,7 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
 
     # 1. claim ---------------------------------------------------------------------------------------
     with transaction.atomic():
-        lead = (CampaignLead.objects.select_for_update().select_related("campaign")
+        lead = (CampaignLead.objects.select_for_update(of=("self",)).select_related("campaign")
                 .filter(pk=lead_id).first())
         if lead is None or lead.state != CampaignLead.State.ACTIVE or lead.current_step != step:
             return "not_due"
