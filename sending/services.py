@@ -421,8 +421,8 @@ def _finish(op: Operation, now: datetime) -> None:
         op.refunded_micros += refund
     if failed_domains == 0 and failed_mailboxes == 0:
         op.status = Operation.Status.SUCCEEDED
-    elif failed_mailboxes == len(mailboxes):
-        op.status = Operation.Status.FAILED
+    elif failed_mailboxes == len(mailboxes) and failed_domains == len(domains):
+        op.status = Operation.Status.FAILED  # nothing delivered (everything refunded)
     else:
         op.status = Operation.Status.PARTIALLY_SUCCEEDED
     op.result = operation_summary(op, domains=domains, mailboxes=mailboxes)
