@@ -401,3 +401,12 @@ CELERY_BEAT_SCHEDULE["verification-technology-rescan"] = {
     "task": "leads.verification.tasks.technology_rescan", "schedule": 3600.0,
 }
 CELERY_BEAT_SCHEDULE["verification-prune"] = {"task": "leads.verification.tasks.verification_prune", "schedule": 86400.0}
+# Namecheap domain adapter (SENDING_PROVIDER=namecheap); NAMECHEAP_REGISTRANT is a JSON object with FirstName,
+# LastName, Address1, City, StateProvince, PostalCode, Country, Phone, EmailAddress.
+NAMECHEAP_BASE_URL = env("NAMECHEAP_BASE_URL", "https://api.namecheap.com/xml.response")
+NAMECHEAP_API_USER = env("NAMECHEAP_API_USER", "")
+NAMECHEAP_API_KEY = env("NAMECHEAP_API_KEY", "")
+NAMECHEAP_USERNAME = env("NAMECHEAP_USERNAME", "")
+NAMECHEAP_CLIENT_IP = env("NAMECHEAP_CLIENT_IP", "")
+NAMECHEAP_TIMEOUT_SECONDS = env_int("NAMECHEAP_TIMEOUT_SECONDS", 30)
+NAMECHEAP_REGISTRANT = __import__("json").loads(env("NAMECHEAP_REGISTRANT", "{}") or "{}")
