@@ -201,31 +201,24 @@ def approval_detail(request, membership, token_id):
 
 
 def describe_token(token: ConfirmationToken) -> dict:
-    """A plain-language account of what approving will do, from the token's summary and parameters."""
-    s = token.summary or {}
-    p = token.params or {}
-    if token.verb == "setup_sending":
-        quote = s.get("quote", s)
-        headline = "Buy sending capacity"
-        lines = []
-        if "domains" in quote or "mailboxes" in quote:
-            lines.append(f"Register {quote.get('domains', '?')} sending domain(s) with {quote.get('mailboxes', '?')} mailbox(es).")
-        if quote.get("setup_credits") is not None:
-            lines.append(f"Charge {quote.get('setup_credits')} credits once for setup.")
-        if quote.get("upkeep_credits_per_month") is not None:
-            lines.append(f"Then {quote.get('upkeep_credits_per_month')} credits per month per the active mailboxes, renewed monthly.")
-        if p.get("emails_per_week"):
-            lines.append(f"Sized for {p['emails_per_week']} emails per week.")
-    elif token.verb == "launch_campaign":
-        headline = f"Launch campaign {s.get('campaign_name') or s.get('name') or p.get('campaign_id', '')}".strip()
-        lines = []
-        if s.get("leads_active") is not None:
-            lines.append(f"Start emailing {s['leads_active']} lead(s).")
-        if s.get("mailboxes_active") is not None:
-            lines.append(f"Send from {s['mailboxes_active']} active mailbox(es).")
-    else:
-        headline, lines = f"Run {token.verb}", []
-    return {"headline": s.get("headline") or headline, "lines": lines, "summary": s, "params": p}
+    """What approving will do, in the words of the verb that issued the token: its summary's `action`
+    as the headline, every other summary entry as a row, and the exact bound parameters."""
+    summary = dict(token.summary or {})
+    headline = None
+    for key in ("action", "Action", "headline"):
+        if key in summary:
+            headline = str(summary.pop(key))
+            break
+    if headline is None:
+        headline = DEFAULT_HEADLINES.get(token.verb, f"Run {token.verb}")
+    rows = [(k.replace("_", " ").capitalize() if k.islower() else k, v) for k, v in summary.items()]
+    return {"headline": headline, "rows": rows, "params": token.params or {}}
+
+
+DEFAULT_HEADLINES = {
+    "setup_sending": "Buy sending capacity (setup_sending)",
+    "launch_campaign": "Launch a campaign: real email will be sent",
+}
 
 
 # --- ledger -----------------------------------------------------------------------------------------

@@ -101,3 +101,20 @@ def test_expired_and_decided_tokens_offer_no_buttons(api, console):
         console.post(f"/console/approvals/{token.pk}/", {"decision": "approve"})
     token.refresh_from_db()
     assert token.status != "approved" and token.decided_by is None
+
+
+def test_launch_page_shows_campaign_leads_mailboxes_and_first_step(console, workspace):
+    summary = {  # the shape campaigns.services.launch_preview issues
+        "action": "Launch campaign \u201cQ4 founders\u201d: real email will be sent",
+        "campaign_id": "7d3c0d5e-0000-4000-8000-000000000001",
+        "leads_to_contact": 42,
+        "mailboxes": "ada@acme-mail.com, bob@acme-mail.com",
+        "first_step_subject": "Quick question, Grace",
+        "first_step_body": "Hi Grace,\nsaw Acme is hiring SDRs…",
+    }
+    token, _ = services.token_issue(workspace=workspace, verb="launch_campaign", params={"campaign_id": "x"},
+                                    ttl=services.LAUNCH_TTL, summary=summary)
+    html = console.get(f"/console/approvals/{token.pk}/").content.decode()
+    assert "Launch campaign \u201cQ4 founders\u201d: real email will be sent</h1>" in html
+    for text in ("Leads to contact", "42", "ada@acme-mail.com", "Quick question, Grace", "Hi Grace,<br>saw Acme"):
+        assert text in html, text
