@@ -410,3 +410,11 @@ NAMECHEAP_USERNAME = env("NAMECHEAP_USERNAME", "")
 NAMECHEAP_CLIENT_IP = env("NAMECHEAP_CLIENT_IP", "")
 NAMECHEAP_TIMEOUT_SECONDS = env_int("NAMECHEAP_TIMEOUT_SECONDS", 30)
 NAMECHEAP_REGISTRANT = __import__("json").loads(env("NAMECHEAP_REGISTRANT", "{}") or "{}")
+
+# --- replies (issue 8): IMAP poll of live mailboxes, classification sweeper ------------------------------------
+# Every SCHEDULER_TICK_SECONDS each active mailbox with IMAP details is polled (sandbox mailboxes get replies over
+# the inbound SMTP listener instead); a message still unclassified a minute after arrival is classified by the sweep.
+REPLIES_IMAP_TIMEOUT_SECONDS = env_int("REPLIES_IMAP_TIMEOUT_SECONDS", 30)
+REPLIES_IMAP_BATCH = env_int("REPLIES_IMAP_BATCH", 200)
+CELERY_BEAT_SCHEDULE["replies-imap-poll"] = {"task": "replies.tasks.imap_poll_all", "schedule": float(SCHEDULER_TICK_SECONDS)}
+CELERY_BEAT_SCHEDULE["replies-classify-sweep"] = {"task": "replies.tasks.classify_sweep", "schedule": 60.0}

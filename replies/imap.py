@@ -1,0 +1,140 @@
+"""Live reply ingestion: poll a mailbox's INBOX over IMAP with a UIDVALIDITY + UID cursor.
+
+Nothing is read twice or skipped: messages are fetched in ascending UID order above `ImapCursor.last_uid`, each
+stored (raw first) in the same database transaction that advances the cursor; only then is it flagged on the
+server (keyword `$OutboundProcessed`, or `\\Flagged` where the server allows no keywords). Mail is never
+deleted or moved, and `BODY.PEEK[]` leaves `\\Seen` alone, so the mailbox's human owner sees it unread. A new
+UIDVALIDITY restarts the cursor at 0; Message-ID uniqueness keeps re-read messages from being stored twice.
+Two pollers never work the same mailbox at once (a lease on the cursor row).
+"""
+
+from __future__ import annotations
+
+import imaplib
+import logging
+import re
+import ssl
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from replies import services
+from replies.models import ImapCursor
+
+logger = logging.getLogger("replies.imap")
+
+PROCESSED_KEYWORD = "$OutboundProcessed"
+LEASE = timedelta(minutes=10)
+
+
+class ImapError(Exception):
+    pass
+
+
+def connect(mailbox, *, timeout: float | None = None) -> imaplib.IMAP4:
+    from sending.crypto import decrypt
+    from sending.transport import tls_context
+
+    timeout = timeout or getattr(settings, "REPLIES_IMAP_TIMEOUT_SECONDS", 30)
+    host, port = mailbox.imap_host, mailbox.imap_port
+    security = mailbox.imap_security
+    try:
+        if security == "ssl":
+            conn = imaplib.IMAP4_SSL(host, port or 993, ssl_context=tls_context(), timeout=timeout)
+        else:
+            conn = imaplib.IMAP4(host, port or 143, timeout=timeout)
+            if security == "starttls":
+                conn.starttls(ssl_context=tls_context())
+        conn.login(mailbox.imap_username or mailbox.email, decrypt(mailbox.secret_encrypted))
+    except (TimeoutError, imaplib.IMAP4.error, OSError, ssl.SSLError) as exc:
+        raise ImapError(f"{host}:{port}: {exc}") from exc
+    return conn
+
+
+def _claim(mailbox) -> ImapCursor | None:
+    now = timezone.now()
+    cursor, _ = ImapCursor.objects.get_or_create(mailbox=mailbox)
+    free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    moved = ImapCursor.objects.filter(free, pk=cursor.pk).update(lease_until=now + LEASE)
+    if not moved:
+        return None
+    cursor.refresh_from_db()
+    return cursor
+
+
+UID_RE = re.compile(rb"\bUID (\d+)")
+
+
+def _fetch_raw(conn: imaplib.IMAP4, uid: int) -> bytes | None:
+    typ, data = conn.uid("FETCH", str(uid), "(UID BODY.PEEK[])")
+    if typ != "OK":
+        raise ImapError(f"FETCH {uid}: {typ} {data!r}")
+    for item in data or []:
+        if isinstance(item, tuple) and len(item) == 2:
+            m = UID_RE.search(item[0])
+            if m and int(m.group(1)) == uid:
+                return item[1]
+    return None  # expunged meanwhile
+
+
+def mailbox_poll(*, mailbox, batch: int | None = None, conn: imaplib.IMAP4 | None = None) -> int:
+    """Read what arrived in the mailbox's INBOX since the cursor; returns how many messages were stored."""
+    batch = batch or getattr(settings, "REPLIES_IMAP_BATCH", 200)
+    cursor = _claim(mailbox)
+    if cursor is None:
+        return 0  # another poller holds this mailbox
+    stored = 0
+    own_conn = conn is None
+    try:
+        conn = conn or connect(mailbox)
+        typ, _ = conn.select(cursor.folder)
+        if typ != "OK":
+            raise ImapError(f"SELECT {cursor.folder}: {typ}")
+        uidvalidity = int(conn.untagged_responses.get("UIDVALIDITY", [b"0"])[-1])
+        permanent = b" ".join(conn.untagged_responses.get("PERMANENTFLAGS", [b""]))
+        flag = PROCESSED_KEYWORD if b"\\*" in permanent else "\\Flagged"
+        if cursor.uidvalidity != uidvalidity:
+            logger.info("mailbox %s: UIDVALIDITY %s -> %s, restarting the cursor", mailbox.pk,
+                        cursor.uidvalidity, uidvalidity)
+            cursor.uidvalidity, cursor.last_uid = uidvalidity, 0
+            cursor.save(update_fields=["uidvalidity", "last_uid"])
+        typ, data = conn.uid("SEARCH", None, f"UID {cursor.last_uid + 1}:*")
+        if typ != "OK":
+            raise ImapError(f"SEARCH: {typ}")
+        # "n:*" always matches the highest UID, even one below n: filter
+        uids = sorted(u for u in (int(x) for x in (data[0] or b"").split()) if u > cursor.last_uid)[:batch]
+        for uid in uids:
+            raw = _fetch_raw(conn, uid)
+            with transaction.atomic():
+                if raw is not None:
+                    services.inbound_store(mailbox=mailbox, raw=raw, source="imap",
+                                           envelope_to=mailbox.email, imap_uidvalidity=uidvalidity, imap_uid=uid)
+                    stored += 1
+                ImapCursor.objects.filter(pk=cursor.pk).update(last_uid=uid)
+            if raw is not None:
+                conn.uid("STORE", str(uid), "+FLAGS.SILENT", f"({flag})")
+        ImapCursor.objects.filter(pk=cursor.pk).update(last_polled_at=timezone.now(), last_error="", failures=0)
+    except (ImapError, imaplib.IMAP4.error, OSError) as exc:
+        logger.warning("IMAP poll of mailbox %s failed: %s", mailbox.pk, exc)
+        ImapCursor.objects.filter(pk=cursor.pk).update(last_error=str(exc)[:2000], failures=cursor.failures + 1,
+                                                       last_polled_at=timezone.now())
+    finally:
+        ImapCursor.objects.filter(pk=cursor.pk).update(lease_until=None)
+        if own_conn and conn is not None:
+            try:
+                conn.logout()
+            except Exception:  # noqa: BLE001
+                pass
+    return stored
+
+
+def mailboxes_to_poll():
+    """Active mailboxes with IMAP details (bring-your-own and vendor ones); sandbox mailboxes get their
+    replies from the inbound SMTP listener instead."""
+    from sending.models import Mailbox, Provider
+
+    return (Mailbox.objects.filter(status=Mailbox.Status.ACTIVE).exclude(provider=Provider.SANDBOX)
+            .exclude(imap_host="").order_by("pk"))
