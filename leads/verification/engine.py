@@ -175,6 +175,7 @@ def _probe(ip: str, host: str, local_part: str, domain: str, random_local: str |
         return Probe("timeout")
     except OSError:
         return Probe("unreachable")
+    polite = True
     try:
         banner = session.read_reply()
         if banner.code != 220:
@@ -218,18 +219,24 @@ def _probe(ip: str, host: str, local_part: str, domain: str, random_local: str |
             return Probe("transient", reply=reply, transient_kind=kind, catch_all=catch_all)
         if kind == sc.BLOCKED:
             return Probe("blocked", reply=reply)
-        session.quit()
         return Probe("verdict", verdict=kind, catch_all=catch_all, reply=reply)
     except sc.SmtpTimeout:
+        polite = False
         return Probe("timeout")
     except sc.SmtpClosed:
+        polite = False
         return Probe("unreachable")
     except sc.SmtpTlsError:
+        polite = False
         return Probe("tls_failed")
     except sc.SmtpProtocolError:
+        polite = False
         return Probe("protocol_error")
     finally:
-        session.close()
+        if polite:
+            session.quit()  # every dialogue that is still in order ends with QUIT
+        else:
+            session.close()
 
 
 # --- the whole verification -----------------------------------------------------------------------------
@@ -237,18 +244,30 @@ def _random_local() -> str:
     return f"nx{secrets.token_hex(8)}"
 
 
+MAX_ADDRESS_LENGTH = 320  # RFC 5321 allows 254; anything far longer is rejected before parsing (cost bound)
+
+
+def parse_address(address: str) -> tuple[str, str, str] | None:
+    """(local part as given, lower-cased ASCII domain, lower-cased lookup key), or None when malformed."""
+    if not isinstance(address, str) or len(address) > MAX_ADDRESS_LENGTH:
+        return None
+    try:
+        parsed = validate_email(address, check_deliverability=False)
+    except (EmailNotValidError, TypeError, ValueError):
+        return None
+    domain = (parsed.ascii_domain or parsed.domain).lower()
+    return parsed.local_part, domain, f"{parsed.local_part.lower()}@{domain}"
+
+
 def verify(address: str, *, memory: Memory | None = None, config: Config | None = None,
            sleep: Callable[[float], None] = time.sleep) -> Result:
     """Verify one address. Never raises for anything the outside world does; returns a `Result`."""
     memory = memory or Memory()
     cfg = config or Config.from_settings()
-    try:
-        parsed = validate_email(address, check_deliverability=False)
-    except (EmailNotValidError, TypeError, ValueError):
+    parsed = parse_address(address)
+    if parsed is None:
         return Result(email=address, key="", domain="", status="invalid", reason="invalid_syntax")
-    local_part = parsed.local_part
-    domain = (parsed.ascii_domain or parsed.domain).lower()
-    key = f"{local_part.lower()}@{domain}"
+    local_part, domain, key = parsed
     result = Result(
         email=address, key=key, domain=domain, status="unknown", reason="",
         is_disposable=lists.is_disposable(domain),

@@ -71,11 +71,8 @@ def verification_run(*, email: str, workspace=None, request_id: str = "", reuse:
     (the MX hosts are not asked again), except that a catch-all address is upgraded to `catch_all_valid` as
     soon as evidence of delivery exists. Returns the stored (or reused) row."""
     if reuse:
-        try:
-            key = engine.validate_email(email, check_deliverability=False)
-            key = f"{key.local_part.lower()}@{(key.ascii_domain or key.domain).lower()}"
-        except Exception:  # noqa: BLE001 - malformed: nothing to reuse
-            key = ""
+        parsed = engine.parse_address(email)
+        key = parsed[2] if parsed else ""
         row = _reusable(key)
         if row is not None:
             if (row.status == Status.CATCH_ALL_UNKNOWN

@@ -116,6 +116,7 @@ class Script:
         self.mail_from: list[str] = []
         self.rcpts: list[str] = []
         self.tls_sessions = 0
+        self.quits = 0
 
     def rcpt_reply(self, address: str) -> str:
         if self.rcpt_fn is not None:
@@ -148,6 +149,10 @@ class Script:
         if reply.startswith("2"):
             envelope.rcpt_tos.append(address)
         return reply
+
+    async def handle_QUIT(self, server, session, envelope):
+        self.quits += 1
+        return "221 Bye"
 
     async def handle_DATA(self, server, session, envelope):
         return "554 5.6.0 this peer accepts no data"

@@ -23,7 +23,7 @@ def test_valid_mailbox_full_dialogue(net):
     assert script.mail_from == ["verify@service.test"]
     # a random address first (catch-all detection), then the address itself
     assert len(script.rcpts) == 2 and script.rcpts[0].startswith("nx") and script.rcpts[1] == "Jane@acme.com"
-    assert script.connections == 1
+    assert script.connections == 1 and script.quits == 1
 
 
 def test_user_unknown_is_invalid(net):
@@ -149,11 +149,18 @@ def test_free_provider_flag(net):
 ])
 def test_policy_rejection_of_the_prober_is_unknown_blocked(net, where, reply):
     if where == "mail":
-        net.simple("acme.com", users=["jane@acme.com"], mail_reply=reply)
+        script = net.simple("acme.com", users=["jane@acme.com"], mail_reply=reply)
     else:
-        net.simple("acme.com", rcpt=lambda a, s: reply)
+        script = net.simple("acme.com", rcpt=lambda a, s: reply)
     res = run("jane@acme.com")
-    assert (res.status, res.reason) == ("unknown", "blocked")
+    assert (res.status, res.reason, res.mx_host) == ("unknown", "blocked", "mx1.acme.com")
+    assert res.smtp_message.startswith(reply[:20])
+    assert script.quits == 1  # a refused prober still says goodbye
+
+
+def test_huge_input_is_rejected_before_parsing(net):
+    res = run("a" * 5_000_000 + "@acme.com")
+    assert (res.status, res.reason) == ("invalid", "invalid_syntax")
 
 
 def test_blocking_banner_is_unknown_blocked(net):
