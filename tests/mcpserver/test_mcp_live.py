@@ -12,6 +12,7 @@ import time
 import anyio
 import pytest
 from asgiref.sync import sync_to_async
+from jsonschema import Draft202012Validator
 
 from accounts.models import ApiKey, ConfirmationToken
 from accounts.services import key_revoke, token_approve, token_deny
@@ -63,7 +64,8 @@ def test_tools_are_generated_from_the_registry(live, api_key):
         key_prop = schema["properties"]["idempotency_key"]
         assert (key_prop["type"], key_prop["minLength"], key_prop["maxLength"]) == ("string", 1, 255)
         assert tool.description and "error envelope" in tool.description
-        assert "$ref" not in json.dumps(schema), tool.name
+        assert "$ref" not in json.dumps(schema) and "nullable" not in json.dumps(schema), tool.name
+        Draft202012Validator.check_schema(schema)  # a valid JSON Schema, not OpenAPI 3.0 dialect
 
 
 def test_input_schema_comes_from_the_rest_serializer(live, api_key):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 from rest_framework import serializers
@@ -28,7 +30,7 @@ class WindowIn(StrictSerializer):
 class CampaignIn(StrictSerializer):
     name = serializers.CharField(max_length=200, help_text="Shown in the console.")
     steps = StepIn(many=True)
-    window = WindowIn(required=False)
+    window = WindowIn(required=False, allow_null=True, help_text="When to send.")
     email = serializers.EmailField(allow_null=True, required=False)
     max_credits = serializers.DecimalField(max_digits=12, decimal_places=6, required=False)
     confirmation_token = serializers.CharField(required=False)
@@ -48,11 +50,26 @@ def test_nested_serializers_are_inlined_with_constraints_and_help_text():
     assert props["steps"]["type"] == "array" and step["type"] == "object"
     assert step["properties"]["wait_days"] == {"type": "integer", "minimum": 0, "maximum": 60, "default": 0}
     assert step["properties"]["subject"]["description"] == "Empty: reply in the thread."
+    assert "additionalProperties" not in step  # a plain Serializer accepts what it ignores
     window = props["window"]
-    assert window["properties"]["days"]["items"]["enum"] == ["mon", "tue"]
+    assert window["type"] == ["object", "null"] and window["description"] == "When to send."
+    assert window["additionalProperties"] is False  # a nested StrictSerializer refuses unknown fields too
+    assert window["properties"]["days"]["items"] == {"type": "string", "enum": ["mon", "tue"]}
     assert window["properties"]["days"]["minItems"] == 1
-    assert props["email"]["format"] == "email" and props["email"]["nullable"] is True
+    assert props["email"]["format"] == "email" and props["email"]["type"] == ["string", "null"]
     assert "description" not in schema  # the serializer's docstring is not agent-facing text
+    text = json.dumps(schema)
+    for openapi_only in ("nullable", "x-spec-enum-id", "allOf", "$ref", "refuses unknown fields"):
+        assert openapi_only not in text
+
+
+def test_field_names_that_look_like_schema_keywords_survive():
+    class Odd(StrictSerializer):
+        nullable = serializers.CharField(required=False)
+        default = serializers.IntegerField(required=False)
+        readOnly = serializers.BooleanField(required=False)  # noqa: N815
+
+    assert set(serializer_schema(Odd)["properties"]) == {"nullable", "default", "readOnly"}
 
 
 def test_tool_for_a_new_verb_needs_no_per_verb_code():
