@@ -18,6 +18,13 @@ def mailboxes_list(*, workspace) -> QuerySet[Mailbox]:
     return Mailbox.objects.filter(workspace=workspace).exclude(status=Mailbox.Status.REMOVED).order_by("created_at", "id")
 
 
+def mailbox_for_address(*, address: str) -> Mailbox | None:
+    """The mailbox (any workspace, any status but removed) that owns `address`: for inbound mail, which arrives
+    without a workspace. Case-insensitive."""
+    return (Mailbox.objects.filter(email__iexact=(address or "").strip())
+            .exclude(status=Mailbox.Status.REMOVED).select_related("workspace").first())
+
+
 def mailbox_get(*, workspace, mailbox_id: str) -> Mailbox:
     try:
         return Mailbox.objects.get(workspace=workspace, pk=mailbox_id)

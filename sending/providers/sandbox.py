@@ -18,8 +18,8 @@ class SandboxProvider(SendingProvider):
 
     @property
     def ready_estimate(self) -> str:  # queued, running, waiting_external each last the provision time
-        seconds = 3 * settings.SANDBOX_PROVISION_SECONDS
-        return f"about {seconds} seconds (sandbox)"
+        seconds = 3 * float(settings.SANDBOX_PROVISION_SECONDS)
+        return f"about {seconds:g} seconds (sandbox)"
 
     def domains_available(self, names):
         from sending.models import SendingDomain

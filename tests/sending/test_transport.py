@@ -38,3 +38,21 @@ def test_only_active_mailboxes_count_and_send(workspace, make_api):
     with pytest.raises(PermanentSendError) as exc:
         send_message(mailbox=suspended, message=_msg())
     assert exc.value.smtp_code is None
+
+
+def test_mailbox_for_address_is_case_insensitive_and_skips_removed(workspace):
+    from sending.selectors import mailbox_for_address
+
+    mbx = make_active_mailbox(workspace, email="dana@getnorthwind.com")
+    assert mailbox_for_address(address=" Dana@GetNorthwind.com ") == mbx
+    mbx.status = Mailbox.Status.REMOVED
+    mbx.save()
+    assert mailbox_for_address(address="dana@getnorthwind.com") is None
+    assert mailbox_for_address(address="") is None
+
+
+def test_sandbox_ready_estimate(settings):
+    from sending.providers.sandbox import SandboxProvider
+
+    settings.SANDBOX_PROVISION_SECONDS = 2.0
+    assert SandboxProvider().ready_estimate == "about 6 seconds (sandbox)"
