@@ -13,10 +13,10 @@ django_app = get_asgi_application()
 
 
 def _load_mcp_app():
-    try:
-        from mcpserver.app import build_asgi_app
-    except ImportError:
-        return None
+    # Imported after Django is set up (get_asgi_application above). A broken MCP module fails loudly at
+    # startup instead of silently serving no /mcp.
+    from mcpserver.app import build_asgi_app
+
     return build_asgi_app()
 
 

@@ -8,6 +8,7 @@ only once per instance), so one process can start and stop the app repeatedly (t
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlparse
 
@@ -43,12 +44,25 @@ INSTRUCTIONS = (
 )
 
 
+_executor: ThreadPoolExecutor | None = None
+
+
+def _in_worker(fn):
+    """Run sync Django code (ORM) in the MCP worker pool: one thread per concurrent call, up to
+    MCP_WORKER_THREADS (default 32), so a slow verb does not hold up other calls."""
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(max_workers=getattr(settings, "MCP_WORKER_THREADS", 32),
+                                       thread_name_prefix="mcp")
+    return sync_to_async(fn, thread_sensitive=False, executor=_executor)
+
+
 class ApiKeyVerifier:
     """`Authorization: Bearer service_sk_live_…` -> the key's scopes; unknown, malformed or revoked -> None (401)."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
-            key = await sync_to_async(_authenticate, thread_sensitive=False)(token)
+            key = await _in_worker(_authenticate)(token)
         except errors.Unauthenticated:
             return None
         return AccessToken(
@@ -95,11 +109,11 @@ def _bearer_from(ctx) -> str | None:
 
 
 async def _on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=await sync_to_async(tools.list_tools, thread_sensitive=False)())
+    return types.ListToolsResult(tools=await _in_worker(tools.list_tools)())
 
 
 async def _on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-    resp = await sync_to_async(tools.call_verb_sync, thread_sensitive=False)(
+    resp = await _in_worker(tools.call_verb_sync)(
         params.name, params.arguments, bearer=_bearer_from(ctx)
     )
     return tools.to_tool_result(resp)
