@@ -54,13 +54,29 @@ class Config:
         return cls(
             port=int(settings.VERIFIER_SMTP_PORT),
             timeout=float(settings.VERIFIER_TIMEOUT_SECONDS),
-            helo_name=settings.VERIFIER_HELO_NAME,
-            mail_from=settings.VERIFIER_MAIL_FROM,
+            helo_name=smtp_domain(settings.VERIFIER_HELO_NAME),
+            mail_from=_mail_from(settings.VERIFIER_MAIL_FROM),
             allow_private=bool(settings.VERIFIER_ALLOW_PRIVATE_NETWORKS),
             greylist_delay=float(getattr(settings, "VERIFIER_GREYLIST_RETRY_SECONDS", 3)),
             per_host_limit=int(getattr(settings, "VERIFIER_MAX_CONNECTIONS_PER_HOST", 4)),
             total_timeout=float(getattr(settings, "VERIFIER_TOTAL_TIMEOUT_SECONDS", 60)),
         )
+
+
+def smtp_domain(name: str) -> str:
+    """A HELO/EHLO argument: a domain, or an address literal (RFC 5321 4.1.3) when the name is an IP address
+    (as the default is when BASE_URL is http://127.0.0.1:8000)."""
+    name = (name or "localhost").strip().strip("[]")
+    try:
+        addr = ipaddress.ip_address(name)
+    except ValueError:
+        return name
+    return f"[IPv6:{addr}]" if addr.version == 6 else f"[{addr}]"
+
+
+def _mail_from(address: str) -> str:
+    local, sep, domain = (address or "").rpartition("@")
+    return f"{local}@{smtp_domain(domain)}" if sep else address
 
 
 class Memory:

@@ -333,3 +333,13 @@ def test_no_greylist_retry_when_the_budget_cannot_cover_the_delay(net, settings)
     slept = []
     res = verify("jane@grey.com", memory=DictMemory(), sleep=slept.append)
     assert (res.status, res.reason, slept, script.connections) == ("unknown", "greylisted", [], 1)
+
+
+def test_ip_identity_is_sent_as_address_literal(net, settings):
+    settings.VERIFIER_HELO_NAME = "127.0.0.1"
+    settings.VERIFIER_MAIL_FROM = "verify@127.0.0.1"
+    script = net.simple("acme.com", users=["jane@acme.com"])
+    assert run("jane@acme.com").status == "valid"
+    assert script.helo == ["[127.0.0.1]"] and script.mail_from == ["verify@[127.0.0.1]"]
+    assert engine.smtp_domain("::1") == "[IPv6:::1]" and engine.smtp_domain("probe.example.com") == \
+        "probe.example.com"
