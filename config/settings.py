@@ -421,3 +421,12 @@ REPLIES_IMAP_TIMEOUT_SECONDS = env_int("REPLIES_IMAP_TIMEOUT_SECONDS", 30)
 REPLIES_IMAP_BATCH = env_int("REPLIES_IMAP_BATCH", 200)
 CELERY_BEAT_SCHEDULE["replies-imap-poll"] = {"task": "replies.tasks.imap_poll_all", "schedule": float(SCHEDULER_TICK_SECONDS)}
 CELERY_BEAT_SCHEDULE["replies-classify-sweep"] = {"task": "replies.tasks.classify_sweep", "schedule": 60.0}
+
+# --- MCP server (issue 10): /mcp streamable HTTP -------------------------------------------------------------
+# Concurrent tool calls per web process (each runs the sync pipeline in a worker thread); extra Host / Origin
+# values the DNS-rebinding protection admits besides the BASE_URL host and localhost (comma-separated,
+# "host:*" for any port), e.g. an internal load-balancer name.
+MCP_WORKER_THREADS = env_int("MCP_WORKER_THREADS", 32)
+MCP_ALLOWED_HOSTS = [h.strip() for h in (env("MCP_ALLOWED_HOSTS", "") or "").split(",") if h.strip()]
+MCP_ALLOWED_ORIGINS = [o.strip() for o in (env("MCP_ALLOWED_ORIGINS", "") or "").split(",") if o.strip()]
+MCP_INCLUDE_TEST_VERBS = False  # tests only: expose tests/testverbs.py verbs as tools
