@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 
 from accounts.services import key_authenticate
 from billing import services as billing
@@ -77,8 +77,8 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
     """Everything before the upstream call. Raises a DomainError (rate-limit headers attached) on refusal,
     having recorded and released whatever it had opened. Returns a Call with `replay` set for an
     idempotent replay."""
-    rate = None
-    record_open = idem_claimed = False
+    rate = key = None
+    record_open = idem_claimed = past_idempotency = False
     hold = None
     try:
         key = key_authenticate(authorization=authorization)
@@ -97,13 +97,17 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
                 return Call(request_id=replay.request_id, workspace=key.workspace, api_key=key, model=None, body=body,
                             stream=False, rate=rate, replay=replay)
             idem_claimed = True
-        billing.request_open(request_id=request_id, workspace=key.workspace, verb=VERB, api_key=key, channel=channel)
-        record_open = True
+        past_idempotency = True  # from here on a refusal is recorded (as core.verbs.execute does)
         model = validate(body)
         prompt = metering.prompt_estimate(body)
         amount = model.charge_for(metering.hold_tokens(body))
-        if amount > 0:
-            hold = billing.hold_place(workspace=key.workspace, amount=amount, request_id=request_id)
+        # One transaction (one commit) for the record and the hold: the hot path's write cost.
+        with transaction.atomic():
+            billing.request_open(request_id=request_id, workspace=key.workspace, verb=VERB, api_key=key,
+                                 channel=channel)
+            if amount > 0:
+                hold = billing.hold_place(workspace=key.workspace, amount=amount, request_id=request_id)
+        record_open = True
         return Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
                     stream=stream, rate=rate, hold=hold, hold_micros=amount, prompt_estimate=prompt,
                     idempotency_key=idempotency_key if idem_claimed else None)
@@ -112,7 +116,10 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         try:
             if hold is not None:
                 billing.hold_release(hold=hold)
-            if record_open:
+            if past_idempotency:  # a refused call is still recorded, as failed
+                if not record_open:
+                    billing.request_open(request_id=request_id, workspace=key.workspace, verb=VERB, api_key=key,
+                                         channel=channel)
                 billing.request_close(request_id=request_id, status="failed", http_status=err.http_status,
                                       error={"code": err.code, "message": err.message})
             if idem_claimed:
@@ -132,22 +139,24 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
     the request record; returns the `service` envelope."""
     charge = call.model.charge_for(usage["total_tokens"]) if usage else 0
     charged = 0
-    if call.hold is not None:
-        charged = billing.hold_settle(hold=call.hold, charge=charge, verb=VERB)
-    record_usage = {"model": call.model.id, **usage} if usage else None
-    billing.request_close(request_id=call.request_id, status=status, http_status=http_status, charged=charged,
-                          usage=record_usage)
-    account = billing.account_get(workspace=call.workspace)
+    with transaction.atomic():
+        if call.hold is not None:
+            charged = billing.hold_settle(hold=call.hold, charge=charge, verb=VERB)
+        record_usage = {"model": call.model.id, **usage} if usage else None
+        billing.request_close(request_id=call.request_id, status=status, http_status=http_status, charged=charged,
+                              usage=record_usage)
+        account = billing.account_get(workspace=call.workspace)
     return {"request_id": call.request_id, "credits_charged": format_credits(charged),
             "credits_available": format_credits(account.available_micros)}
 
 
 def chat_fail(*, call: Call, error: errors.DomainError) -> None:
     """Upstream failed before any output: release the hold (nothing charged), record the failure."""
-    if call.hold is not None:
-        billing.hold_release(hold=call.hold)
-    billing.request_close(request_id=call.request_id, status="failed", http_status=error.http_status,
-                          error={"code": error.code, "message": error.message})
+    with transaction.atomic():
+        if call.hold is not None:
+            billing.hold_release(hold=call.hold)
+        billing.request_close(request_id=call.request_id, status="failed", http_status=error.http_status,
+                              error={"code": error.code, "message": error.message})
     idempotency_store(call=call, status=error.http_status, body=None, error=error)
 
 

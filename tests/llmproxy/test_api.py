@@ -314,3 +314,14 @@ def test_openapi_documents_the_llm_routes(client):
     assert "model" in schema["components"]["schemas"]["LlmChatInRequest"]["properties"]
     assert "post" in schema["paths"]["/v1/llm/chat/completions"]
     assert "get" in schema["paths"]["/v1/llm/models"] and "get" in schema["paths"]["/v1/llm/models/{model_id}"]
+
+
+def test_refusals_are_recorded_but_rate_limited_calls_are_not(api, settings):
+    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_tokens": 10_000_000})
+    rec = api.get(f"/v1/requests/{r['X-Request-Id']}").json()
+    assert rec["status"] == "failed" and rec["error"]["code"] == "insufficient_credits" and rec["credits_charged"] == "0"
+    settings.RATE_LIMIT_PER_MINUTE = 1
+    limited = chat(api, {"model": "fake/ok", "messages": HELLO})
+    assert limited.status_code == 429
+    assert not RequestRecord.objects.filter(pk=limited["X-Request-Id"]).exists()
+    assert Hold.objects.filter(status="held").count() == 0

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Added latency of the LLM passthrough (issue 9): p50/p99 versus calling the fake upstream directly, at 1, 50
+and 200 concurrent streams, and LiteLLM's proxy side by side on the same fake upstream.
+
+    .venv/bin/python bench/llm_overhead.py [--litellm /tmp/litellm-venv/bin/litellm] [--chunks 20]
+                                           [--chunk-ms 10] [--rounds 3]
+
+Three processes besides this client, each its own uvicorn: the fake OpenAI-style upstream (streams
+`--chunks` chunks, `--chunk-ms` apart, then a usage chunk and [DONE]); the service (config.asgi on a fresh
+SQLite DATA_DIR, a workspace with enough credits, the rate limit lifted); LiteLLM's proxy when its binary is
+given (install it in its own venv: python3 -m venv /tmp/litellm-venv && /tmp/litellm-venv/bin/pip install
+'litellm[proxy]'). Every request is a streaming chat completion read to its end; per request we record the
+time to the first content chunk and to the end of the stream. Added latency = proxy percentile minus the
+same percentile measured directly against the upstream in the same run, at the same concurrency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+# --- the fake upstream (run in its own process: `llm_overhead.py --serve-upstream PORT`) -------------------
+def serve_upstream(port: int, chunks: int, chunk_ms: float) -> None:
+    import uvicorn
+
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        req = json.loads(body or b"{}")
+        if not scope["path"].endswith("/chat/completions"):
+            await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": b'{"error":{"message":"not found"}}'})
+            return
+        usage = {"prompt_tokens": 12, "completion_tokens": chunks, "total_tokens": 12 + chunks}
+        if not req.get("stream"):
+            out = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": req.get("model"),
+                   "choices": [{"index": 0, "message": {"role": "assistant", "content": "tok " * chunks},
+                                "finish_reason": "stop"}], "usage": usage}
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": json.dumps(out).encode()})
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+        base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": req.get("model")}
+        with_usage = (req.get("stream_options") or {}).get("include_usage")
+
+        async def event(choices, u=None):
+            chunk = {**base, "choices": choices}
+            if with_usage:
+                chunk["usage"] = u
+            await send({"type": "http.response.body", "body": b"data: " + json.dumps(chunk).encode() + b"\n\n",
+                        "more_body": True})
+
+        await event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        for _ in range(chunks):
+            if chunk_ms:
+                await asyncio.sleep(chunk_ms / 1000)
+            await event([{"index": 0, "delta": {"content": "tok "}, "finish_reason": None}])
+        await event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+        if with_usage:
+            await event([], usage)
+        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, backlog=4096)
+
+
+# --- helpers -------------------------------------------------------------------------------------------------
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"port {port} never opened")
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = (len(values) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+async def one_stream(http, url: str, headers: dict, body: dict) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    first = None
+    async with http.stream("POST", url, headers=headers, json=body) as r:
+        if r.status_code != 200:
+            raise RuntimeError(f"{url}: HTTP {r.status_code} {await r.aread()!r}")
+        async for line in r.aiter_lines():
+            if first is None and line.startswith("data: ") and '"content": "tok' in line.replace('":"', '": "'):
+                first = time.perf_counter()
+            if line == "data: [DONE]":
+                break
+    end = time.perf_counter()
+    return (first or end) - t0, end - t0
+
+
+async def run_level(url: str, headers: dict, body: dict, concurrency: int, rounds: int) -> dict:
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=concurrency + 10)
+    ttft, total = [], []
+    async with httpx.AsyncClient(timeout=120, limits=limits) as http:
+        await one_stream(http, url, headers, body)  # warm the pool and the server
+        for _ in range(rounds):
+            results = await asyncio.gather(*(one_stream(http, url, headers, body) for _ in range(concurrency)))
+            for a, b in results:
+                ttft.append(a)
+                total.append(b)
+    return {"n": len(total), "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
+            "p50": pct(total, 50), "p99": pct(total, 99), "mean": statistics.fmean(total)}
+
+
+# --- main ----------------------------------------------------------------------------------------------------
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--chunks", type=int, default=20)
+    ap.add_argument("--chunk-ms", type=float, default=10.0)
+    ap.add_argument("--levels", default="1,50,200")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per level (level 1: 20x as many)")
+    ap.add_argument("--litellm", default="/tmp/litellm-venv/bin/litellm" if Path("/tmp/litellm-venv/bin/litellm").exists() else "")
+    args = ap.parse_args()
+    if args.serve_upstream:
+        serve_upstream(args.serve_upstream, args.chunks, args.chunk_ms)
+        return
+
+    procs: list[subprocess.Popen] = []
+    tmp = Path(tempfile.mkdtemp(prefix="llm-bench-"))
+    try:
+        up_port = free_port()
+        procs.append(subprocess.Popen([PY, __file__, "--serve-upstream", str(up_port), "--chunks", str(args.chunks),
+                                       "--chunk-ms", str(args.chunk_ms)]))
+        wait_port(up_port, procs[-1])
+        upstream = f"http://127.0.0.1:{up_port}/v1"
+
+        # the service: fresh DATA_DIR (SQLite), allowlist pointing at the fake upstream
+        models = tmp / "models.json"
+        models.write_text(json.dumps([{"id": "bench/model", "upstream_base_url": upstream, "upstream_model": "bench",
+                                       "api_key_env": "", "credits_per_1k_tokens": "0.5"}]))
+        svc_port = free_port()
+        env = {**os.environ, "DATA_DIR": str(tmp / "data"), "LLM_MODELS_FILE": str(models), "SANDBOX": "1",
+               "RATE_LIMIT_PER_MINUTE": "100000000", "LOG_LEVEL": "WARNING", "BASE_URL": f"http://127.0.0.1:{svc_port}"}
+        env.pop("DATABASE_URL", None)
+        env.pop("REDIS_URL", None)
+        subprocess.run([PY, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        out = subprocess.run([PY, "manage.py", "create_workspace", "--email", "bench@example.com", "--credits", "10000000",
+                              "--json"], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+        api_key = json.loads(out.strip().splitlines()[-1])["api_key"]
+        procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port",
+                                       str(svc_port), "--log-level", "warning", "--no-access-log", "--backlog", "4096"],
+                                      cwd=ROOT, env=env))
+        wait_port(svc_port, procs[-1])
+
+        targets = {
+            "direct": (f"{upstream}/chat/completions", {}, "bench"),
+            "service": (f"http://127.0.0.1:{svc_port}/v1/llm/chat/completions", {"Authorization": f"Bearer {api_key}"},
+                        "bench/model"),
+        }
+        if args.litellm:
+            ll_port = free_port()
+            cfg = tmp / "litellm.yaml"
+            cfg.write_text(
+                "model_list:\n"
+                "  - model_name: bench-model\n"
+                "    litellm_params:\n"
+                "      model: openai/bench\n"
+                f"      api_base: {upstream}\n"
+                "      api_key: sk-bench\n"
+                "litellm_settings:\n"
+                "  drop_params: true\n"
+                "  set_verbose: false\n"
+                "  json_logs: false\n"
+            )
+            ll_env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False", "DISABLE_SCHEMA_UPDATE": "true"}
+            procs.append(subprocess.Popen([args.litellm, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(ll_port),
+                                           "--num_workers", "1"], env=ll_env, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+            wait_port(ll_port, procs[-1], timeout=300)
+            targets["litellm"] = (f"http://127.0.0.1:{ll_port}/chat/completions", {"Authorization": "Bearer sk-bench"},
+                                  "bench-model")
+
+        print(f"# LLM passthrough added latency: {args.chunks} chunks {args.chunk_ms:g} ms apart per stream; "
+              f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+        rows = []
+        for level in [int(x) for x in args.levels.split(",")]:
+            rounds = args.rounds * 20 if level == 1 else args.rounds
+            measured = {}
+            for name, (url, headers, model) in targets.items():
+                body = {"model": model, "messages": [{"role": "user", "content": "benchmark"}], "stream": True,
+                        "max_tokens": 64}
+                measured[name] = asyncio.run(run_level(url, headers, body, level, rounds))
+            base = measured["direct"]
+            for name, m in measured.items():
+                added50 = (m["p50"] - base["p50"]) * 1000
+                added99 = (m["p99"] - base["p99"]) * 1000
+                rows.append((level, name, m, added50, added99, (m["ttft_p50"] - base["ttft_p50"]) * 1000))
+                print(f"c={level:<4} {name:8} n={m['n']:<4} total p50 {m['p50']*1000:8.2f} ms p99 {m['p99']*1000:8.2f} ms | "
+                      f"added p50 {added50:7.2f} ms p99 {added99:7.2f} ms | ttft added p50 "
+                      f"{(m['ttft_p50'] - base['ttft_p50']) * 1000:7.2f} ms", flush=True)
+            if "litellm" in measured:
+                ours = measured["service"]["p50"] - base["p50"]
+                theirs = measured["litellm"]["p50"] - base["p50"]
+                ours99 = measured["service"]["p99"] - base["p99"]
+                theirs99 = measured["litellm"]["p99"] - base["p99"]
+                print(f"c={level:<4} ratio service/litellm added latency: p50 {ours / theirs if theirs > 0 else float('nan'):.3f}"
+                      f"  p99 {ours99 / theirs99 if theirs99 > 0 else float('nan'):.3f}", flush=True)
+        print("\n| concurrency | target | n | total p50 ms | total p99 ms | added p50 ms | added p99 ms | added TTFT p50 ms |")
+        print("|---|---|---|---|---|---|---|---|")
+        for level, name, m, a50, a99, attft in rows:
+            print(f"| {level} | {name} | {m['n']} | {m['p50']*1000:.2f} | {m['p99']*1000:.2f} | "
+                  f"{a50:.2f} | {a99:.2f} | {attft:.2f} |")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+if __name__ == "__main__":
+    main()
