@@ -174,7 +174,7 @@ class Probe:
     """The outcome of one dialogue with one MX address.
 
     outcome: `verdict` (the RCPT for the address was answered: see `verdict`), `blocked`, `transient` (4xx:
-    greylisted or temporary), `timeout`, `unreachable`, `protocol_error`, `tls_failed`."""
+    greylisted or temporary), `timeout`, `unreachable`, `protocol_error`, `tls_failed`, `busy`."""
 
     outcome: str
     verdict: str | None = None
@@ -349,20 +349,17 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
             failures.append("timeout")
             break
         result.mx_host = host
-        with host_slot(host, cfg.per_host_limit, cfg.timeout) as acquired:
-            if not acquired:
-                failures.append("busy")
-                continue
-            probe = _probe_host(host, ips, local_part, domain, remembered, cfg, deadline)
-            if probe.outcome == "transient" and time.monotonic() + cfg.greylist_delay >= deadline:
+        probe = _probe_host_limited(host, ips, local_part, domain, remembered, cfg, deadline)
+        if probe.outcome == "transient":
+            # Greylisting (or another 4xx): one retry after a short delay (not holding a connection slot),
+            # then give up on this domain: a greylisting primary's backups rarely know more.
+            if time.monotonic() + cfg.greylist_delay >= deadline:
                 return done("unknown", probe.transient_kind or sc.TEMPORARY, probe.reply)
+            result.trace.append(f"{host}: {probe.reply.summary if probe.reply else ''}; retrying")
+            sleep(cfg.greylist_delay)
+            probe = _probe_host_limited(host, ips, local_part, domain, remembered, cfg, deadline)
             if probe.outcome == "transient":
-                # Greylisting (or another 4xx): one retry after a short delay, then give up on this domain.
-                result.trace.append(f"{host}: {probe.reply.summary if probe.reply else ''}; retrying")
-                sleep(cfg.greylist_delay)
-                probe = _probe_host(host, ips, local_part, domain, remembered, cfg, deadline)
-                if probe.outcome == "transient":
-                    return done("unknown", probe.transient_kind or sc.TEMPORARY, probe.reply)
+                return done("unknown", probe.transient_kind or sc.TEMPORARY, probe.reply)
         if probe.reply is not None:
             last_reply = probe.reply
         if probe.outcome == "blocked":
@@ -380,6 +377,15 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
         if reason in failures:
             return done("unknown", reason, last_reply)
     return done("unknown", "unreachable", last_reply)
+
+
+def _probe_host_limited(host: str, ips: list[str], local_part: str, domain: str, remembered: bool | None,
+                        cfg: Config, deadline: float) -> Probe:
+    """`_probe_host` inside the host's concurrency limit; `busy` when no slot freed within a step timeout."""
+    with host_slot(host, cfg.per_host_limit, cfg.timeout) as acquired:
+        if not acquired:
+            return Probe("busy")
+        return _probe_host(host, ips, local_part, domain, remembered, cfg, deadline)
 
 
 def _probe_host(host: str, ips: list[str], local_part: str, domain: str, remembered: bool | None,

@@ -343,3 +343,18 @@ def test_ip_identity_is_sent_as_address_literal(net, settings):
     assert script.helo == ["[127.0.0.1]"] and script.mail_from == ["verify@[127.0.0.1]"]
     assert engine.smtp_domain("::1") == "[IPv6:::1]" and engine.smtp_domain("probe.example.com") == \
         "probe.example.com"
+
+
+def test_full_host_is_skipped_for_the_next_mx_then_busy(net, settings):
+    settings.VERIFIER_MAX_CONNECTIONS_PER_HOST = 1
+    settings.VERIFIER_TIMEOUT_SECONDS = 0.1
+    ip1, first = net.server(users=["jane@acme.com"])
+    ip2, second = net.server(users=["jane@acme.com"])
+    net.domain("acme.com", ip1, ip2)
+    with engine.host_slot("mx1.acme.com", 1, 0):
+        res = run("jane@acme.com")
+        assert (res.status, res.mx_host, first.connections, second.connections) == (
+            "valid", "mx2.acme.com", 0, 1)
+        with engine.host_slot("mx2.acme.com", 1, 0):
+            res = run("jane@acme.com")
+    assert (res.status, res.reason) == ("unknown", "busy")
