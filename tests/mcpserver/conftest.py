@@ -57,15 +57,18 @@ def live(settings, transactional_db):
         yield server
 
 
-def mcp_session(url: str, key: str | None, fn, *, headers: dict | None = None):
-    """Run `await fn(client)` with an SDK client connected to `url`, sending `key` as the bearer token."""
+def mcp_session(url: str, key: str | None, fn, *, headers: dict | None = None, mode: str = "auto"):
+    """Run `await fn(client)` with an SDK client connected to `url`, sending `key` as the bearer token.
+
+    mode "auto" negotiates the 2026 protocol (server/discover); "legacy" forces the initialize handshake that
+    older clients and bridges still use."""
     h = dict(headers or {})
     if key:
         h["Authorization"] = f"Bearer {key}"
 
     async def main():
         async with create_mcp_http_client(headers=h) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as client:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
                 return await fn(client)
 
     return anyio.run(main)

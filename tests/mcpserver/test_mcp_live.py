@@ -167,14 +167,18 @@ def test_charges_and_request_records_match_rest(live, api, api_key, workspace):
     assert usage["credits_available"] == "299.6"
 
 
-def test_each_call_has_its_own_request_id_and_record(live, api_key, workspace):
+def test_each_call_has_its_own_request_id_and_record_in_both_protocol_eras(live, api_key, workspace):
     async def fn(client):
         return [await client.call_tool("test_echo", {"charge": "0.000001"}) for _ in range(3)]
-    results = mcp_session(live.url, api_key, fn)
+    results = mcp_session(live.url, api_key, fn) + mcp_session(live.url, api_key, fn, mode="legacy")
+    server_info = "io.modelcontextprotocol/serverInfo"  # stamped on results only in the 2026 era
+    assert [server_info in r.meta for r in results] == [True] * 3 + [False] * 3
     ids = [r.meta["service/request_id"] for r in results]
-    assert len(set(ids)) == 3 and all(i.startswith("req_") for i in ids)
-    assert RequestRecord.objects.filter(pk__in=ids, channel="mcp", status="succeeded").count() == 3
-    assert balance_micros(workspace) == 300_000_000 - 3
+    assert len(set(ids)) == 6 and all(i.startswith("req_") for i in ids)
+    assert [r.structured_content["service"]["credits_available"] for r in results] == [
+        "299.999999", "299.999998", "299.999997", "299.999996", "299.999995", "299.999994"]
+    assert RequestRecord.objects.filter(pk__in=ids, channel="mcp", status="succeeded").count() == 6
+    assert balance_micros(workspace) == 300_000_000 - 6
 
 
 def test_exact_balance_edge_and_insufficient_credits(live, api_key, workspace):
