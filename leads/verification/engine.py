@@ -154,8 +154,16 @@ _slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 
 
 @contextmanager
-def host_slot(host: str, limit: int, wait: float):
-    """At most `limit` concurrent probes per MX host in this process; yields False when none freed in time."""
+def host_slot(host: str, limit: int, wait: float, *, lease: float = 120.0):
+    """At most `limit` concurrent probes per MX host; yields False when no slot freed within `wait` seconds.
+
+    With REDIS_URL set the limit is shared by every process (a sorted set of leases per host, taken by an atomic
+    script; a lease left by a crashed process expires after `lease` seconds); otherwise it is per process."""
+    url = getattr(settings, "REDIS_URL", None)
+    if url:
+        with _shared_slot(url, host, limit, wait, lease) as acquired:
+            yield acquired
+        return
     with _slots_lock:
         sem = _slots.get((host, limit))
         if sem is None:
@@ -166,6 +174,47 @@ def host_slot(host: str, limit: int, wait: float):
     finally:
         if acquired:
             sem.release()
+
+
+_ACQUIRE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+  redis.call('EXPIRE', KEYS[1], ARGV[5])
+  return 1
+end
+return 0
+"""
+_redis_clients: dict[str, object] = {}
+
+
+def _redis(url: str):
+    client = _redis_clients.get(url)
+    if client is None:
+        import redis
+
+        client = _redis_clients[url] = redis.Redis.from_url(url)
+    return client
+
+
+@contextmanager
+def _shared_slot(url: str, host: str, limit: int, wait: float, lease: float):
+    client = _redis(url)
+    key = f"verifier:mx-slots:{host}"
+    token = secrets.token_hex(8)
+    give_up = time.monotonic() + wait
+    acquired = False
+    while True:
+        now = time.time()
+        acquired = bool(client.eval(_ACQUIRE, 1, key, now, now + lease, limit, token, int(lease) + 60))
+        if acquired or time.monotonic() >= give_up:
+            break
+        time.sleep(min(0.05, max(0.0, give_up - time.monotonic())))
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            client.zrem(key, token)
 
 
 # --- one SMTP dialogue ------------------------------------------------------------------------------------
@@ -382,7 +431,7 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
 def _probe_host_limited(host: str, ips: list[str], local_part: str, domain: str, remembered: bool | None,
                         cfg: Config, deadline: float) -> Probe:
     """`_probe_host` inside the host's concurrency limit; `busy` when no slot freed within a step timeout."""
-    with host_slot(host, cfg.per_host_limit, cfg.timeout) as acquired:
+    with host_slot(host, cfg.per_host_limit, cfg.timeout, lease=cfg.total_timeout + 30) as acquired:
         if not acquired:
             return Probe("busy")
         return _probe_host(host, ips, local_part, domain, remembered, cfg, deadline)

@@ -358,3 +358,39 @@ def test_full_host_is_skipped_for_the_next_mx_then_busy(net, settings):
         with engine.host_slot("mx2.acme.com", 1, 0):
             res = run("jane@acme.com")
     assert (res.status, res.reason) == ("unknown", "busy")
+
+
+def _redis_or_skip():
+    import redis
+
+    url = "redis://127.0.0.1:6379/15"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=0.5).ping()
+    except Exception:  # noqa: BLE001
+        pytest.skip("no local Redis")
+    return url
+
+
+def test_shared_host_slots_in_redis(settings):
+    settings.REDIS_URL = _redis_or_skip()
+    host = f"mx.shared-{engine.secrets.token_hex(4)}.test"
+    with engine.host_slot(host, 2, 0) as a, engine.host_slot(host, 2, 0) as b:
+        assert (a, b) == (True, True)
+        engine._redis_clients.clear()  # another process: a new client, the same Redis state
+        with engine.host_slot(host, 2, 0) as c:
+            assert c is False
+    with engine.host_slot(host, 2, 0) as d:
+        assert d is True
+
+
+def test_shared_slot_lease_of_a_crashed_holder_expires(settings):
+    settings.REDIS_URL = _redis_or_skip()
+    host = f"mx.crashed-{engine.secrets.token_hex(4)}.test"
+    client = engine._redis(settings.REDIS_URL)
+    client.zadd(f"verifier:mx-slots:{host}", {"dead-holder": 1.0})  # a lease that expired long ago
+    with engine.host_slot(host, 1, 0) as acquired:
+        assert acquired is True
+    client.zadd(f"verifier:mx-slots:{host}", {"live-holder": engine.time.time() + 60})
+    with engine.host_slot(host, 1, 0) as acquired:
+        assert acquired is False
+    client.delete(f"verifier:mx-slots:{host}")
