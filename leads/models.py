@@ -56,6 +56,7 @@ class Person(models.Model):
 
     class Meta:
         indexes = [
+            models.Index(fields=["title_key", "id"], name="leads_person_title"),
             models.Index(fields=["industry_key", "id"], name="leads_person_industry"),
             models.Index(fields=["country_key", "id"], name="leads_person_country"),
             models.Index(fields=["region_key", "id"], name="leads_person_region"),
@@ -68,6 +69,16 @@ class Person(models.Model):
 
     def __str__(self):
         return f"{self.full_name} ({self.fingerprint})"
+
+
+class LeadTitle(models.Model):
+    """Every distinct lower-cased title of the dataset. find_leads resolves a title fragment against this small
+    table (trigram-indexed) and then filters people by title equality on an ordinary index."""
+
+    key = models.CharField(max_length=300, unique=True)
+
+    def __str__(self):
+        return self.key
 
 
 class IntentSignal(models.Model):

@@ -1,46 +1,55 @@
-"""Title contains-matching that uses an index on both databases.
+"""Title contains-matching that uses indexes on both databases.
 
-PostgreSQL: `title_key LIKE '%term%'`, served by a pg_trgm GIN index (migration 0002).
-SQLite: an FTS5 trigram table `leads_person_title_fts` kept in step with `leads_person.title_key` by triggers
-(migration 0002); terms of 3 characters or more are matched through it, shorter ones by LIKE.
+Titles repeat a lot (a million people share a few thousand titles), so every distinct lower-cased title is kept
+in `leads_leadtitle` (written by the importer). A title fragment is matched against that small table through a
+trigram index (PostgreSQL: pg_trgm GIN; SQLite: an FTS5 trigram table kept in step by a trigger), and people are
+then filtered by `title_key IN (...)` on the ordinary (title_key, id) index.
+
+Migration 0002 put the trigram index on the people table itself; 0003 moved it to the dictionary (the per-row
+FTS trigger made imports slow and phrase matching over a million rows was too slow on SQLite).
 """
 
 from django.db import connection
 from django.db.models import Q
 from django.db.models.expressions import RawSQL
 
-FTS_TABLE = "leads_person_title_fts"
+OLD_FTS_TABLE = "leads_person_title_fts"
+FTS_TABLE = "leads_leadtitle_fts"
+MAX_TITLES = 20_000  # a fragment matching more distinct titles than this is matched with LIKE on people directly
 
 SQLITE_SQL = [
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(title_key, content='leads_person', "
-    "content_rowid='id', tokenize='trigram')",
-    f"""CREATE TRIGGER IF NOT EXISTS leads_person_title_ai AFTER INSERT ON leads_person BEGIN
-        INSERT INTO {FTS_TABLE}(rowid, title_key) VALUES (new.id, new.title_key);
-    END""",
-    f"""CREATE TRIGGER IF NOT EXISTS leads_person_title_ad AFTER DELETE ON leads_person BEGIN
-        INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title_key) VALUES ('delete', old.id, old.title_key);
-    END""",
-    f"""CREATE TRIGGER IF NOT EXISTS leads_person_title_au AFTER UPDATE OF title_key ON leads_person BEGIN
-        INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title_key) VALUES ('delete', old.id, old.title_key);
-        INSERT INTO {FTS_TABLE}(rowid, title_key) VALUES (new.id, new.title_key);
-    END""",
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
-]
-SQLITE_REVERSE = [
     "DROP TRIGGER IF EXISTS leads_person_title_ai",
     "DROP TRIGGER IF EXISTS leads_person_title_ad",
     "DROP TRIGGER IF EXISTS leads_person_title_au",
+    f"DROP TABLE IF EXISTS {OLD_FTS_TABLE}",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(key, content='leads_leadtitle', "
+    "content_rowid='id', tokenize='trigram')",
+    f"""CREATE TRIGGER IF NOT EXISTS leads_leadtitle_ai AFTER INSERT ON leads_leadtitle BEGIN
+        INSERT INTO {FTS_TABLE}(rowid, key) VALUES (new.id, new.key);
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS leads_leadtitle_ad AFTER DELETE ON leads_leadtitle BEGIN
+        INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, key) VALUES ('delete', old.id, old.key);
+    END""",
+    "INSERT OR IGNORE INTO leads_leadtitle (key) SELECT DISTINCT title_key FROM leads_person",
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
+]
+SQLITE_REVERSE = [
+    "DROP TRIGGER IF EXISTS leads_leadtitle_ai",
+    "DROP TRIGGER IF EXISTS leads_leadtitle_ad",
     f"DROP TABLE IF EXISTS {FTS_TABLE}",
 ]
 POSTGRES_SQL = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    "CREATE INDEX IF NOT EXISTS leads_person_title_trgm ON leads_person USING gin (title_key gin_trgm_ops)",
+    "DROP INDEX IF EXISTS leads_person_title_trgm",
+    "CREATE INDEX IF NOT EXISTS leads_leadtitle_key_trgm ON leads_leadtitle USING gin (key gin_trgm_ops)",
+    "INSERT INTO leads_leadtitle (key) SELECT DISTINCT title_key FROM leads_person ON CONFLICT (key) DO NOTHING",
 ]
-POSTGRES_REVERSE = ["DROP INDEX IF EXISTS leads_person_title_trgm"]
+POSTGRES_REVERSE = ["DROP INDEX IF EXISTS leads_leadtitle_key_trgm"]
 
-
-def install(schema_editor, reverse=False):
+def install(schema_editor, reverse=False, version=3):
     vendor = schema_editor.connection.vendor
+    if version == 2:
+        return  # superseded by 0003, which also removes what an earlier 0002 created
     statements = {("sqlite", False): SQLITE_SQL, ("sqlite", True): SQLITE_REVERSE,
                   ("postgresql", False): POSTGRES_SQL, ("postgresql", True): POSTGRES_REVERSE}.get((vendor, reverse), [])
     for sql in statements:
@@ -51,25 +60,52 @@ def _fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def title_condition(terms: list[str]) -> Q:
-    """Any term is a substring of the lower-cased title (terms are already lower-cased)."""
+def matching_titles(terms: list[str]) -> list[str] | None:
+    """Distinct title keys containing any term, or None when there are too many to list."""
+    from leads.models import LeadTitle
+
     if connection.vendor == "sqlite":
         long_terms = [t for t in terms if len(t) >= 3]
-        cond = Q()
+        cond = Q(pk__in=[])
         if long_terms:
             match = " OR ".join(_fts_phrase(t) for t in long_terms)
             cond |= Q(id__in=RawSQL(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", (match,)))
         for t in terms:
             if len(t) < 3:
-                cond |= Q(title_key__contains=t)
-        return cond
+                cond |= Q(key__contains=t)
+    else:
+        cond = Q(pk__in=[])
+        for t in terms:
+            cond |= Q(key__contains=t)
+    keys = list(LeadTitle.objects.filter(cond).values_list("key", flat=True)[: MAX_TITLES + 1])
+    return None if len(keys) > MAX_TITLES else keys
+
+
+def title_condition(terms: list[str]) -> Q:
+    """Any term is a substring of the lower-cased title (terms are already lower-cased)."""
+    keys = matching_titles(terms)
+    if keys is not None:
+        return Q(title_key__in=keys)
     cond = Q()
     for t in terms:
         cond |= Q(title_key__contains=t)
     return cond
 
 
-def sqlite_title_index_rebuild() -> None:
-    if connection.vendor == "sqlite":
-        with connection.cursor() as cur:
-            cur.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')")
+def titles_rebuild() -> None:
+    """Fill the dictionary from the people table (after loading people by other means than the importer)."""
+    with connection.cursor() as cur:
+        if connection.vendor == "sqlite":
+            cur.execute("INSERT OR IGNORE INTO leads_leadtitle (key) SELECT DISTINCT title_key FROM leads_person")
+        else:
+            cur.execute("INSERT INTO leads_leadtitle (key) SELECT DISTINCT title_key FROM leads_person "
+                        "ON CONFLICT (key) DO NOTHING")
+
+
+def titles_record(keys) -> None:
+    """Add title keys to the dictionary (the importer calls this for every batch)."""
+    from leads.models import LeadTitle
+
+    keys = {k for k in keys if k}
+    if keys:
+        LeadTitle.objects.bulk_create([LeadTitle(key=k) for k in keys], ignore_conflicts=True)

@@ -1,4 +1,4 @@
-"""Indexes for contains-matching titles: pg_trgm GIN on PostgreSQL, an FTS5 trigram table on SQLite."""
+"""Superseded by 0003 (title dictionary); a no-op now, kept for the migration graph."""
 
 from django.db import migrations
 
@@ -6,13 +6,13 @@ from django.db import migrations
 def forwards(apps, schema_editor):
     from leads.search_index import install
 
-    install(schema_editor)
+    install(schema_editor, version=2)
 
 
 def backwards(apps, schema_editor):
     from leads.search_index import install
 
-    install(schema_editor, reverse=True)
+    install(schema_editor, reverse=True, version=2)
 
 
 class Migration(migrations.Migration):
