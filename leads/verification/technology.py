@@ -8,7 +8,7 @@ the baseline and emits nothing.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -29,8 +29,8 @@ class Tech:
 GOOGLE = Tech("Google Workspace", "email hosting")
 M365 = Tech("Microsoft 365", "email hosting")
 
-# MX exchange suffix -> technology
-MX_RULES: list[tuple[str, Tech]] = [
+# MX exchange suffix (or a full-name pattern) -> technology
+MX_RULES: list[tuple[str | re.Pattern, Tech]] = [
     ("aspmx.l.google.com", GOOGLE), ("googlemail.com", GOOGLE), ("smtp.google.com", GOOGLE),
     ("mail.protection.outlook.com", M365),
     ("pphosted.com", Tech("Proofpoint", "email security")),
@@ -44,7 +44,7 @@ MX_RULES: list[tuple[str, Tech]] = [
     ("protonmail.ch", Tech("Proton Mail", "email hosting")),
     ("secureserver.net", Tech("GoDaddy Email", "email hosting")),
     ("mx.yandex.net", Tech("Yandex Mail", "email hosting")),
-    ("amazonaws.com", Tech("Amazon SES", "email delivery")),
+    (re.compile(r"^inbound-smtp\.[a-z0-9-]+\.amazonaws\.com$"), Tech("Amazon SES", "email delivery")),
     ("mailgun.org", Tech("Mailgun", "email delivery")),
 ]
 
@@ -102,8 +102,10 @@ TXT_RULES: list[tuple[str, Tech]] = [
 _SPF_TERM = re.compile(r"(?:^|\s)[+\-~?]?(?:include:|redirect=)(\S+)", re.I)
 
 
-def _match_suffix(value: str, suffix: str) -> bool:
+def _match_suffix(value: str, suffix: str | re.Pattern) -> bool:
     value = value.lower().rstrip(".")
+    if isinstance(suffix, re.Pattern):
+        return bool(suffix.match(value))
     return value == suffix or value.endswith("." + suffix)
 
 
@@ -199,9 +201,12 @@ class ScanReport:
     failed: list[str]  # domains whose lookup failed (SERVFAIL, timeout): not NXDOMAIN
 
 
-def technology_scan(*, domains: list[str], force: bool = False, workers: int = 8) -> ScanReport:
+def technology_scan(*, domains: list[str], force: bool = False, workers: int = 16,
+                    budget: float | None = None) -> ScanReport:
     """Scan domains whose last scan is older than DNS_TECHNOLOGY_RESCAN_SECONDS (all of them with `force`).
-    DNS lookups run in parallel threads; the database writes stay on the calling thread."""
+    DNS lookups run in parallel threads, all within `budget` seconds (default: two DNS timeouts plus one), so a
+    dead resolver cannot hold find_intent for minutes; a domain not observed in time counts as failed. The
+    database writes stay on the calling thread."""
     domains = sorted({d.strip().lower().rstrip(".") for d in domains if d and d.strip()})
     fresh_since = timezone.now() - timedelta(seconds=settings.DNS_TECHNOLOGY_RESCAN_SECONDS)
     out: dict[str, TechnologyScan | None] = {}
@@ -215,8 +220,14 @@ def technology_scan(*, domains: list[str], force: bool = False, workers: int = 8
         else:
             todo.append(domain)
     if todo:
-        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as pool:
-            observations = list(pool.map(observe, todo))
+        if budget is None:
+            budget = 2 * float(settings.VERIFIER_TIMEOUT_SECONDS) + 1
+        pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))))
+        futures = {pool.submit(observe, d): d for d in todo}
+        done, _pending = wait(futures, timeout=budget)
+        pool.shutdown(wait=False, cancel_futures=True)
+        observations = [f.result() if f in done else Observation(futures[f], [], [], error="timeout")
+                        for f in futures]
         for obs in observations:
             out[obs.domain] = technology_record(obs)
             if obs.error and obs.error != "nxdomain":

@@ -1,5 +1,6 @@
 """DNS technology signals: detection, stored scans, a signal only on change, and find_intent through HTTP."""
 
+import threading
 from datetime import date, timedelta
 
 import pytest
@@ -151,3 +152,29 @@ def test_periodic_rescan_finds_changes_between_calls(db, tech):
     assert TechnologyChange.objects.get().added == ["DocuSign"]
     with time_machine.travel(timezone.now() + timedelta(days=200)):
         assert tasks.technology_rescan() == 0  # outside the intent window: no longer tracked
+
+
+def test_amazon_mx_only_matches_ses_inbound():
+    assert list(technology.detect(["inbound-smtp.eu-west-1.amazonaws.com"], [])) == ["Amazon SES"]
+    assert technology.detect(["ec2-1-2-3-4.compute-1.amazonaws.com"], []) == {}
+
+
+def test_scan_budget_bounds_a_slow_resolver(db, tech):
+    tech.zone.mx("fast.com", (1, "aspmx.l.google.com"))
+    tech.zone.mx("slow.com", (1, "aspmx.l.google.com"))
+    release = threading.Event()
+    original = technology.observe
+
+    def observe(domain):
+        if domain == "slow.com":
+            release.wait(5)
+        return original(domain)
+
+    technology.observe = observe
+    try:
+        report = technology.technology_scan(domains=["fast.com", "slow.com"], budget=0.5)
+    finally:
+        release.set()
+        technology.observe = original
+    assert report.failed == ["slow.com"]
+    assert report.scans["slow.com"] is None and report.scans["fast.com"].technologies == ["Google Workspace"]
