@@ -16,9 +16,10 @@ BODY = {"emails_per_week": 500, "brand_hint": "Race"}
 
 
 @pytest.mark.django_db(transaction=True)
-def test_one_token_two_racing_keys_buys_once():
+def test_one_token_two_racing_keys_buys_once(monkeypatch):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL row locks")
+    monkeypatch.setattr("sending.services._enqueue_advance", lambda op_id, countdown=None: None)  # no broker here
     ws, owner, key = make_workspace(extra_credits=credits("20000"))
     api = Api(key)
     token = api.post("/v1/setup_sending", BODY).json()["result"]["confirmation_token"]
