@@ -329,6 +329,7 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
     """Verify one address. Never raises for anything the outside world does; returns a `Result`."""
     memory = memory or Memory()
     cfg = config or Config.from_settings()
+    deadline = time.monotonic() + cfg.total_timeout  # DNS included
     parsed = parse_address(address)
     if parsed is None:
         return Result(email=address, key="", domain="", status="invalid", reason="invalid_syntax")
@@ -365,6 +366,8 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
     candidates: list[tuple[str, list[str]]] = []
     blocked_hosts = dns_failures = 0
     for host in route.hosts[:MAX_MX_HOSTS]:
+        if candidates and time.monotonic() >= deadline:
+            break
         try:
             addresses = dnslayer.host_addresses(host)
         except dnslayer.DomainNotFound:
@@ -392,7 +395,6 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
     remembered = memory.catch_all(domain)
     failures: list[str] = []
     last_reply: sc.Reply | None = None
-    deadline = time.monotonic() + cfg.total_timeout
     for host, ips in candidates:
         if time.monotonic() >= deadline:
             failures.append("timeout")
