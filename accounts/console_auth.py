@@ -110,7 +110,13 @@ def ensure_workspace(*, user: User) -> None:
 
 @receiver(user_signed_up, dispatch_uid="console-signup-workspace")
 def _on_signed_up(sender, request, user, **kwargs):
-    ensure_workspace(user=user)
+    # Sign-up happens before the address is proven, so invitations are not accepted here but at the first
+    # sign-in (after the code). An invited address gets no workspace of its own.
+    from accounts.services import workspace_create
+
+    invited = Invitation.objects.filter(email__iexact=user.email, accepted_at__isnull=True, revoked_at__isnull=True)
+    if not invited.exists() and not Membership.objects.filter(user=user).exists():
+        workspace_create(owner=user)
 
 
 @receiver(user_logged_in, dispatch_uid="console-login-invitations")

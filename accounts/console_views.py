@@ -110,7 +110,7 @@ def overview(request, membership):
     ]
     chart.sort(key=lambda r: -parse_credits(r["credits_charged"]))
     recent = RequestRecord.objects.filter(workspace=ws).order_by("-created_at")[:15]
-    pending = _pending_tokens(ws)[:10]
+    pending = _pending_tokens(ws, limit=10)
     return render(request, "console/overview.html", {
         "usage": usage, "chart": chart, "recent": [
             {"r": r, "charged": format_credits(r.credits_charged_micros)} for r in recent
@@ -153,10 +153,13 @@ def key_revoke(request, membership, key_id):
 
 
 # --- approvals --------------------------------------------------------------------------------------
-def _pending_tokens(ws):
-    return ConfirmationToken.objects.filter(
+def _pending_tokens(ws, limit=100):
+    tokens = list(ConfirmationToken.objects.filter(
         workspace=ws, status=ConfirmationToken.Status.PENDING, expires_at__gt=timezone.now()
-    ).order_by("-created_at")
+    ).order_by("-created_at")[:limit])
+    for t in tokens:
+        t.headline = describe_token(t)["headline"]
+    return tokens
 
 
 @console_page

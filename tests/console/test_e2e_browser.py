@@ -150,4 +150,12 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
     page.get_by_role("button", name="Send invitation").click()
     expect(page.get_by_text("Invited grace@example.com as admin.")).to_be_visible()
     page.screenshot(path=str(shots / "members.png"), full_page=True)
+
+    # --- responsive: a phone-sized viewport never scrolls sideways ---------------------------------------
+    for path in ("/console/", "/console/keys/", "/console/ledger/", first["approval_url"]):
+        page.set_viewport_size({"width": 375, "height": 740})
+        page.goto(path if path.startswith("http") else f"{base}{path}")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
+    page.goto(f"{base}/console/")
+    page.screenshot(path=str(shots / "overview-phone.png"))
     context.close()

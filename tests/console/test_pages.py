@@ -98,6 +98,8 @@ def test_invite_then_sign_up_joins_the_workspace(console, workspace):
     assert len(invite) == 1 and workspace.name in body(invite[0])
     c = Client()
     r = c.post("/console/auth/signup/", {"email": "teammate@example.com"})
+    # Not yet proven: no membership until the code is confirmed.
+    assert not Membership.objects.filter(user__email="teammate@example.com").exists()
     c.post(r["Location"], {"code": last_code("teammate@example.com")})
     m = Membership.objects.get(user__email="teammate@example.com")
     assert m.workspace == workspace and m.role == "admin"  # joined; no extra workspace of their own
