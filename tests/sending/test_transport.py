@@ -56,3 +56,11 @@ def test_sandbox_ready_estimate(settings):
 
     settings.SANDBOX_PROVISION_SECONDS = 2.0
     assert SandboxProvider().ready_estimate == "about 6 seconds (sandbox)"
+
+
+def test_demo_seed_is_idempotent(workspace):
+    from sending import demo
+
+    demo.seed(workspace=workspace)
+    demo.seed(workspace=workspace)
+    assert [m.email for m in mailboxes_active(workspace=workspace)] == [demo.DEMO_EMAIL]

@@ -1,0 +1,27 @@
+"""Demo data: one active sandbox mailbox so a demo campaign can be launched without buying capacity first
+(the demo workspace's 300 signup credits do not cover a purchase). Idempotent."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from sending.models import Mailbox, Provider, SendingDomain
+
+DEMO_DOMAIN = "demo-mail.example"
+DEMO_EMAIL = f"alex@{DEMO_DOMAIN}"
+
+
+def seed(workspace, stdout=None):
+    if Mailbox.objects.filter(workspace=workspace).exists() or Mailbox.objects.filter(email=DEMO_EMAIL).exists():
+        return
+    now = timezone.now()
+    domain, _ = SendingDomain.objects.get_or_create(
+        name=DEMO_DOMAIN, defaults={"workspace": workspace, "provider": Provider.SANDBOX,
+                                    "status": SendingDomain.Status.ACTIVE, "activated_at": now})
+    if domain.workspace_id != workspace.pk:
+        return
+    Mailbox.objects.create(workspace=workspace, domain=domain, email=DEMO_EMAIL, first_name="Alex", last_name="Demo",
+                           provider=Provider.SANDBOX, status=Mailbox.Status.ACTIVE, activated_at=now,
+                           renews_at=now + timedelta(days=30), renewals=1)
+    if stdout is not None:
+        stdout.write(f"  sending: demo sandbox mailbox {DEMO_EMAIL} (mail goes to the Maildir sink)")
