@@ -110,7 +110,10 @@ def address(value: str) -> str:
     except Exception:  # noqa: BLE001
         addr = ""
     addr = addr.strip().strip("<>").lower()
-    return addr if "@" in addr else ""
+    return addr if "@" in addr and not CONTROL_RE.search(addr) else ""
+
+
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\s]")
 
 
 def addresses(values: list[str]) -> list[str]:
@@ -118,10 +121,10 @@ def addresses(values: list[str]) -> list[str]:
         pairs = getaddresses(values)
     except Exception:  # noqa: BLE001
         return []
-    return [a.lower() for _, a in pairs if "@" in a]
+    return [a.lower() for _, a in pairs if "@" in a and not CONTROL_RE.search(a)]
 
 
-MSGID_RE = re.compile(r"<([^<>\s@]+@[^<>\s]+)>")
+MSGID_RE = re.compile(r"<([^<>\s@\x00-\x1f\x7f]+@[^<>\s\x00-\x1f\x7f]+)>")
 
 
 def message_ids(value: str) -> list[str]:
@@ -133,7 +136,7 @@ def normalize_message_id(value: str) -> str:
     ids = message_ids(value)
     if ids:
         return ids[0][:900]
-    value = (value or "").strip()
+    value = CONTROL_RE.sub("", (value or "").strip())
     return f"<{value}>"[:900] if value else ""
 
 
@@ -434,7 +437,7 @@ class _DSN:
 def _recipient(value: str) -> str:
     # "rfc822; jane@example.com" (the address type is optional in the wild)
     value = value.split(";", 1)[1] if ";" in value else value
-    return address(value.strip()) or value.strip().strip("<>").lower()
+    return address(value.strip()) or address(f"<{value.strip().strip('<>')}>")
 
 
 def _status_blocks(part: Message) -> list[Message]:
@@ -491,7 +494,7 @@ def _returned_ids(part: Message) -> list[str]:
     return _body_message_ids(part_text(part) if not isinstance(payload, list) else _as_text(part))
 
 
-BODY_MSGID_RE = re.compile(r"^\s*Message-ID\s*:\s*(<[^<>\s]+@[^<>\s]+>)", re.I | re.M)
+BODY_MSGID_RE = re.compile(r"^\s*Message-ID\s*:\s*(<[^<>\s\x00-\x1f\x7f]+@[^<>\s\x00-\x1f\x7f]+>)", re.I | re.M)
 
 
 def _body_message_ids(text: str) -> list[str]:

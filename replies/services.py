@@ -95,10 +95,16 @@ def _lead_for_address(*, mailbox, workspace, email: str):
 
 
 # --- ingestion ------------------------------------------------------------------------------------------
+def _text(value: str, limit: int) -> str:
+    """Text a database column accepts: no NUL (PostgreSQL refuses it), no lone surrogates, bounded length."""
+    value = (value or "").replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    return value[:limit]
+
+
 def dedupe_key(msg, raw: bytes) -> tuple[str, str]:
     message_id = cl.normalize_message_id(cl.header(msg, "Message-ID"))
     if message_id:
-        return message_id.lower()[:300], message_id
+        return _text(message_id.lower(), 300), _text(message_id, 998)
     return "sha256:" + hashlib.sha256(raw).hexdigest(), ""
 
 
@@ -127,8 +133,9 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
     try:
         with transaction.atomic():
             inbound = InboundMessage.objects.create(
-                workspace=workspace, mailbox=mailbox, source=source, dedupe_key=key, message_id=message_id,
-                raw=raw, size=len(raw), envelope_from=envelope_from[:998], envelope_to=envelope_to[:998],
+                workspace=workspace, mailbox=mailbox, source=source, dedupe_key=_text(key, 300),
+                message_id=_text(message_id, 998), raw=raw, size=len(raw),
+                envelope_from=_text(envelope_from, 998), envelope_to=_text(envelope_to, 998),
                 imap_uidvalidity=imap_uidvalidity, imap_uid=imap_uid, received_at=now,
                 state=InboundMessage.State.IGNORED if own else InboundMessage.State.RECEIVED,
                 rule="own_sent_copy" if own else "", processed_at=now if own else None,
@@ -142,8 +149,9 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
                 Reply.objects.create(
                     workspace=workspace, inbound=inbound, mailbox=mailbox, campaign=thread.campaign,
                     campaign_lead=thread.campaign_lead, sent_message=thread.sent_message,
-                    matched_by=thread.matched_by, from_email=from_email[:254],
-                    subject=cl.header(msg, "Subject")[:998], snippet=cl.snippet(msg), received_at=now,
+                    matched_by=thread.matched_by, from_email=_text(from_email, 254),
+                    subject=_text(cl.header(msg, "Subject"), 998), snippet=_text(cl.snippet(msg), 2000),
+                    received_at=now,
                 )
                 transaction.on_commit(lambda: _queue_classify(inbound.pk))
     except IntegrityError:  # the same message arrived twice at once: the other writer stored it
@@ -164,7 +172,7 @@ def _queue_classify(inbound_id: str) -> None:
 def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
     """Classify one stored message and apply its effects, at most once (safe to run twice)."""
     with transaction.atomic():
-        inbound = (InboundMessage.objects.select_for_update().select_related("mailbox", "workspace")
+        inbound = (InboundMessage.objects.select_for_update(of=("self",)).select_related("mailbox", "workspace")
                    .filter(pk=inbound_id).first())
         if inbound is None or inbound.state != InboundMessage.State.RECEIVED:
             return inbound
@@ -188,7 +196,8 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
         inbound.state = InboundMessage.State.PROCESSED
         inbound.classification = verdict.label
         inbound.rule = verdict.rule[:40]
-        inbound.detail = {"bounced": verdict.bounced, "returned_message_ids": verdict.returned_message_ids,
+        inbound.detail = {"bounced": [_text(a, 254) for a in verdict.bounced],
+                          "returned_message_ids": [_text(m, 998) for m in verdict.returned_message_ids],
                           "stops": verdict.stops, **effects}
         inbound.processed_at = timezone.now()
         inbound.save(update_fields=["state", "classification", "rule", "detail", "processed_at", "attempts"])
@@ -214,7 +223,7 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
             SentMessage.objects.filter(pk=reply.sent_message_id).update(bounced=True)
     elif reply.from_email:
         addresses.append(reply.from_email)
-    addresses = [a for a in dict.fromkeys(a.lower() for a in addresses if a and "@" in a)]
+    addresses = [a for a in dict.fromkeys(_text(a.lower(), 254) for a in addresses if a and "@" in a)]
     stopped = [lead.pk] if lead_stop(lead=lead, reason=reason) else []
     for addr in addresses:
         suppression_add(workspace=workspace, email=addr, reason=reason, source=source)

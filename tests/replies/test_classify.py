@@ -130,7 +130,7 @@ HEADER_VALUES = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_fuzz_random_bytes_never_crash(raw):
     v = c.classify(raw)
@@ -138,7 +138,7 @@ def test_fuzz_random_bytes_never_crash(raw):
     c.snippet(c.parse(raw))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(HEADER_NAMES, HEADER_VALUES), max_size=8),
        st.lists(st.one_of(st.text(max_size=200), st.sampled_from([
            "--b", "--b--", "Content-Type: message/delivery-status", "Final-Recipient: rfc822;",

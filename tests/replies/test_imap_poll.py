@@ -159,16 +159,6 @@ def test_own_sent_copies_in_the_inbox_are_not_replies(dovecot, account, mailbox)
     assert not Reply.objects.filter(mailbox=mailbox).exists()
 
 
-def test_bad_credentials_are_recorded_not_raised(dovecot, account, mailbox):
-    from sending.crypto import encrypt
-
-    mailbox.secret_encrypted = encrypt("wrong")
-    mailbox.save()
-    assert replies_imap.mailbox_poll(mailbox=mailbox) == 0
-    cursor = ImapCursor.objects.get(mailbox=mailbox)
-    assert cursor.failures == 1 and cursor.last_error and cursor.lease_until is None
-
-
 def test_a_held_lease_keeps_a_second_poller_out(dovecot, account, mailbox):
     append(dovecot, account, msg(30))
     ImapCursor.objects.create(mailbox=mailbox, lease_until=timezone.now() + timedelta(minutes=5))
@@ -186,3 +176,14 @@ def test_poll_all_dispatches_active_imap_mailboxes_only(dovecot, account, mailbo
     append(dovecot, account, msg(40))
     assert tasks.imap_poll_all() == 1
     assert InboundMessage.objects.filter(mailbox=mailbox).count() == 1
+
+
+# last in the module: Dovecot delays later logins from this address after a failed one
+def test_bad_credentials_are_recorded_not_raised(dovecot, account, mailbox):
+    from sending.crypto import encrypt
+
+    mailbox.secret_encrypted = encrypt("wrong")
+    mailbox.save()
+    assert replies_imap.mailbox_poll(mailbox=mailbox) == 0
+    cursor = ImapCursor.objects.get(mailbox=mailbox)
+    assert cursor.failures == 1 and cursor.last_error and cursor.lease_until is None
