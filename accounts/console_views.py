@@ -247,6 +247,11 @@ def ledger(request, membership):
     })
 
 
+def _cell(text: str) -> str:
+    """Free text that a spreadsheet would run as a formula is prefixed with a quote (CSV injection)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 class _Echo:
     def write(self, value):
         return value
@@ -263,8 +268,8 @@ def ledger_csv(request, membership):
                                "request_id", "memo", "external_ref", "created_by"])
         for e in qs.iterator(chunk_size=2000):
             yield writer.writerow([e.pk, e.created_at.isoformat(), e.kind, format_credits(e.amount_micros),
-                                   format_credits(e.balance_after_micros), e.verb, e.request_id, e.memo,
-                                   e.external_ref or "", e.created_by.email if e.created_by else ""])
+                                   format_credits(e.balance_after_micros), e.verb, e.request_id, _cell(e.memo),
+                                   _cell(e.external_ref or ""), e.created_by.email if e.created_by else ""])
 
     name = f"ledger-{membership.workspace.pk}{'-' + kind if kind else ''}.csv"
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")

@@ -153,3 +153,9 @@ def test_invitation_revoke(console, workspace):
     console.post(f"/console/invitations/{inv.pk}/revoke/")
     inv.refresh_from_db()
     assert inv.revoked_at is not None
+
+
+def test_csv_neutralises_formulas_in_free_text(console, workspace):
+    credits_grant(workspace=workspace, amount=credits(1), memo="=HYPERLINK(\"http://evil\")")
+    rows = list(csv.DictReader(io.StringIO(b"".join(console.get("/console/ledger.csv").streaming_content).decode())))
+    assert rows[0]["memo"] == "'=HYPERLINK(\"http://evil\")" and rows[1]["amount_credits"] == "300"
