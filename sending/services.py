@@ -173,9 +173,10 @@ def local_parts(first: str, last: str) -> list[str]:
 
 # --- purchase ---------------------------------------------------------------------------------------
 def setup_sending_purchase(*, workspace, request_id: str, confirmation_token: str, emails_per_week: int,
-                           brand_hint: str | None = None, sender: dict | None = None) -> tuple[dict, int]:
-    """Consume the approved token and create the operation with its domains and mailboxes (all pending), in one
-    transaction; provisioning starts when it commits. Returns (result, charge)."""
+                           brand_hint: str | None = None, sender: dict | None = None, hold=None) -> tuple[dict, int]:
+    """Consume the approved token, capture the charge from `hold` and create the operation with its domains and
+    mailboxes (all pending), in one transaction: a crash can never leave a purchase made but unpaid, or paid but
+    not made. Provisioning starts when it commits. Returns (result, charge)."""
     params = canonical_params(emails_per_week=emails_per_week, brand_hint=brand_hint, sender=sender)
     token_precheck(workspace=workspace, params=params, plaintext=confirmation_token)
     s = sizing(emails_per_week)
@@ -209,6 +210,8 @@ def setup_sending_purchase(*, workspace, request_id: str, confirmation_token: st
                                            last_name=last.strip()[:100], provider=live_provider, operation=op)
                     emails.append(email)
                     remaining -= 1
+            if hold is not None:  # the pipeline's later settle of this hold is then a no-op
+                billing.hold_settle(hold=hold, charge=charge, verb=VERB, memo=f"setup_sending {op.id}")
             transaction.on_commit(lambda: _enqueue_advance(op.id))
     except IntegrityError as exc:  # a domain or mailbox name taken by a concurrent purchase
         raise errors.ProviderUnavailable("A chosen domain was taken meanwhile; retry with a new Idempotency-Key.") from exc

@@ -69,7 +69,7 @@ def run_setup_sending(ctx, *, emails_per_week: int, brand_hint=None, sender=None
     result, charge = services.setup_sending_purchase(workspace=ctx.workspace, request_id=ctx.request_id,
                                                      confirmation_token=confirmation_token,
                                                      emails_per_week=emails_per_week, brand_hint=brand_hint,
-                                                     sender=sender)
+                                                     sender=sender, hold=ctx.hold)
     return Outcome(result=result, charge=charge)
 
 

@@ -218,3 +218,30 @@ def test_domains_avoid_taken_names_and_default_sender(rich_api, rich, make_api):
     assert res["domains"] == ["tryacme.com", "acmehq.com"]
     assert len(res["mailboxes"]) == 6
     assert res["mailboxes"][0] == "hello@tryacme.com"
+
+
+def test_purchase_and_charge_commit_together(rich_api, rich, monkeypatch):
+    """The charge is captured inside the purchase transaction: if creating the purchase fails, nothing is charged
+    and the token stays usable; if it succeeds, the ledger already holds the charge."""
+    from billing.models import LedgerEntry
+
+    ws, owner, _ = rich
+    token = quote(rich_api)["result"]["confirmation_token"]
+    approve(token, owner)
+    before = _available(ws)
+    real_create = Operation.objects.create
+
+    def boom(**kw):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(Operation.objects, "create", boom)
+    r = buy(rich_api, token, key="crash")
+    assert r.status_code == 500 and r.json()["error"]["code"] == "internal"
+    assert _available(ws) == before
+    assert accounts.token_lookup(plaintext=token).status == "approved"
+    monkeypatch.setattr(Operation.objects, "create", real_create)
+    r = buy(rich_api, token, key="crash")  # internal errors are not stored: the same key executes again
+    assert r.status_code == 200
+    entry = LedgerEntry.objects.get(kind="charge", request_id=r.json()["service"]["request_id"])
+    assert entry.amount_micros == -4500 * 10**6 and entry.memo.startswith("setup_sending op_")
+    assert _available(ws) == before - 4500 * 10**6
