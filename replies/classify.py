@@ -637,8 +637,8 @@ def classify_text(text: str, subject: str = "") -> Verdict:
     """Classify the new text of a human reply (already stripped of quotes and signature)."""
     norm = unicodedata.normalize("NFC", text or "").replace("’", "'").replace("‘", "'")
     subj = re.sub(r"^\s*((re|aw|sv|fw|fwd|wg|tr|r|rif)\s*:\s*)+", "", subject or "", flags=re.I)
-    if _has(UNSUBSCRIBE_RE, norm) or re.fullmatch(r"\s*(unsubscribe|opt[- ]?out|remove( me)?|stop)\s*[.!]?\s*",
-                                                  subj, re.I):
+    if _has(UNSUBSCRIBE_RE, norm) or re.fullmatch(r"\s*(remove( me)?|stop)\s*[.!]?\s*", subj, re.I) or \
+            re.match(r"\s*(unsubscribe|opt[- ]?out)\b", subj, re.I):
         return Verdict(UNSUBSCRIBE, "unsubscribe_words")
     if _has(NOT_INTERESTED_RE, norm):
         return Verdict(NOT_INTERESTED, "negative_words")

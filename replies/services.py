@@ -182,6 +182,11 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
         verdict = cl.classify(raw)
         reply = Reply.objects.select_related("campaign_lead", "campaign").filter(inbound=inbound).first()
         effects = {}
+        if reply is not None and verdict.label != cl.BOUNCE:
+            lead = _mailto_unsubscribe(inbound=inbound, msg=msg, from_email=reply.from_email)
+            if lead is not None:  # mail to a List-Unsubscribe mailto address: the signed token names the lead
+                verdict = cl.Verdict(cl.UNSUBSCRIBE, "list_unsubscribe_mailto")
+                reply.campaign, reply.campaign_lead, reply.matched_by = lead.campaign, lead, "unsubscribe_token"
         if reply is not None:
             if reply.campaign_lead_id is None and (verdict.returned_message_ids or verdict.bounced):
                 thread = thread_match(mailbox=inbound.mailbox, workspace=inbound.workspace, in_reply_to=[],
@@ -230,6 +235,19 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
     if verdict.label != cl.BOUNCE:
         _record_evidence(addresses, workspace)
     return {"stopped": stopped, "suppressed": addresses, "reason": reason}
+
+
+def _mailto_unsubscribe(*, inbound, msg, from_email: str):
+    """The lead a `List-Unsubscribe` mailto message unsubscribes (campaigns checks the signed token and
+    suppresses it), or None when the message is not one."""
+    from campaigns.services import unsubscribe_by_mailto
+
+    to_addresses = [inbound.envelope_to, *cl.addresses(cl.header_all(msg, "To"))]
+    for to_address in dict.fromkeys(a for a in to_addresses if a):
+        lead = unsubscribe_by_mailto(subject=cl.header(msg, "Subject"), to_address=to_address, from_email=from_email)
+        if lead is not None:
+            return lead if lead.workspace_id == inbound.workspace_id else None
+    return None
 
 
 def _record_evidence(addresses: list[str], workspace) -> None:

@@ -217,3 +217,30 @@ def test_fuzz_ingestion_never_crashes(world, raw):
     stored = services.inbound_store(mailbox=world.mailbox, raw=raw, source="smtp")
     inbound = services.inbound_classify(inbound_id=stored.inbound.pk)
     assert inbound.state in ("processed", "ignored")
+
+
+def test_list_unsubscribe_mailto_unsubscribes_the_lead_its_token_names(world):
+    from urllib.parse import unquote, urlsplit
+
+    from campaigns.messages import unsubscribe_mailto
+
+    mailto = urlsplit(unsubscribe_mailto(world.tom, world.mailbox.email))
+    subject = unquote(mailto.query.partition("=")[2])
+    # sent by a mail client's one-click unsubscribe, from an alias address, with no thread headers
+    raw = (f"From: t.becker@northwind-alias.io\r\nTo: {mailto.path}\r\nSubject: {subject}\r\n"
+           f"Message-ID: <unsub-1@northwind.io>\r\n\r\nThis message was automatically generated.\r\n").encode()
+    inbound = store_and_classify(world, raw)
+    reply = inbound.reply
+    assert (reply.classification, reply.campaign_lead_id, inbound.rule) == ("unsubscribe", world.tom.pk,
+                                                                            "list_unsubscribe_mailto")
+    assert suppression(world, "tom@northwind.io") == "unsubscribed"
+    assert lead_state(world.tom) == ("stopped", "unsubscribed")
+    assert lead_state(world.jane)[0] == "active"
+
+
+def test_a_forged_unsubscribe_token_is_just_a_reply(world):
+    raw = (b"From: someone@else.org\r\nTo: alex@outreach-sbx.test\r\nSubject: unsubscribe 1.AAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+           b"\r\nMessage-ID: <forged@else.org>\r\n\r\n\r\n")
+    inbound = store_and_classify(world, raw)
+    assert inbound.reply.classification == "unsubscribe" and inbound.reply.campaign_id is None
+    assert not Suppression.objects.exists()
