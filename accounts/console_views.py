@@ -109,14 +109,40 @@ def overview(request, membership):
         {**r, "pct": (parse_credits(r["credits_charged"]) * 100 // top) if top else 0} for r in rows
     ]
     chart.sort(key=lambda r: -parse_credits(r["credits_charged"]))
+    daily = _daily_chart(ws)
     recent = RequestRecord.objects.filter(workspace=ws).order_by("-created_at")[:15]
     pending = _pending_tokens(ws, limit=10)
     return render(request, "console/overview.html", {
         "usage": usage, "chart": chart, "recent": [
             {"r": r, "charged": format_credits(r.credits_charged_micros)} for r in recent
         ],
-        "pending": pending,
+        "pending": pending, "daily": daily,
     })
+
+
+def _daily_chart(ws, days: int = 30) -> dict:
+    """Credits charged per UTC day over the last `days` days, as bars for a server-rendered SVG."""
+    from datetime import timedelta
+
+    from django.db.models import Sum
+    from django.db.models.functions import TruncDate
+
+    from billing.models import RequestRecord
+
+    today = timezone.now().date()
+    start = today - timedelta(days=days - 1)
+    rows = (RequestRecord.objects.filter(workspace=ws, created_at__date__gte=start)
+            .annotate(day=TruncDate("created_at")).values("day").annotate(charged=Sum("credits_charged_micros")))
+    by_day = {r["day"]: int(r["charged"] or 0) for r in rows}
+    top = max(by_day.values(), default=0)
+    bars = []
+    for i in range(days):
+        day = start + timedelta(days=i)
+        micros = by_day.get(day, 0)
+        height = round(micros * 90 / top, 1) if top else 0
+        bars.append({"x": i * 10 + 1, "y": round(100 - height, 1), "h": height, "day": day,
+                     "credits": format_credits(micros)})
+    return {"bars": bars, "total": format_credits(sum(by_day.values())), "max": format_credits(top)}
 
 
 # --- API keys ---------------------------------------------------------------------------------------

@@ -35,17 +35,27 @@ def browser():
 def _demo_usage(workspace):
     """Some metered history so the overview chart and the ledger have rows (recorded through the
     same billing services the verb pipeline uses)."""
+    from datetime import timedelta
+
+    import time_machine
+    from django.utils import timezone
+
     from billing import services
     from core.ids import new_id
     from core.money import credits
 
-    for verb, n, price in (("find_leads", 3, "5"), ("enrich", 4, "5"), ("verify_email", 6, "1"), ("find_intent", 1, "126")):
+    now = timezone.now()
+    calls = [("find_leads", 3, "5"), ("enrich", 4, "5"), ("verify_email", 6, "1"), ("find_intent", 1, "126")]
+    day = 0
+    for verb, n, price in calls:
         for _ in range(n):
-            rid = new_id("req_")
-            services.request_open(request_id=rid, workspace=workspace, verb=verb)
-            hold = services.hold_place(workspace=workspace, amount=credits(price), request_id=rid)
-            charged = services.hold_settle(hold=hold, charge=credits(price), verb=verb)
-            services.request_close(request_id=rid, status="succeeded", http_status=200, charged=charged)
+            day += 1  # spread over the last two weeks, oldest first
+            with time_machine.travel(now - timedelta(days=15 - day, hours=2), tick=False):
+                rid = new_id("req_")
+                services.request_open(request_id=rid, workspace=workspace, verb=verb)
+                hold = services.hold_place(workspace=workspace, amount=credits(price), request_id=rid)
+                charged = services.hold_settle(hold=hold, charge=credits(price), verb=verb)
+                services.request_close(request_id=rid, status="succeeded", http_status=200, charged=charged)
 
 
 def test_console_end_to_end(live_server, settings, browser, tmp_path):

@@ -66,6 +66,7 @@ def test_overview_shows_balances_chart_and_recent_requests(console, api):
     assert "298.25" in html  # available after two charges
     assert "test_echo" in html and "1.75" in html  # chart: credits per verb over 30 days
     assert "1.5" in html and "0.25" in html  # recent requests with their charges
+    assert html.count("<rect ") == 30 and "1.75 credits in total" in html  # the per-day SVG
 
 
 # --- ledger -----------------------------------------------------------------------------------------
