@@ -32,6 +32,8 @@ from core import errors
 from mcpserver import tools
 
 logger = logging.getLogger("mcpserver")
+# Stateless mode ends a "session" after every request and the SDK logs each one at INFO; keep the logs useful.
+logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
 
 MCP_PATH = "/mcp"
 INSTRUCTIONS = (
@@ -71,6 +73,7 @@ class ApiKeyVerifier:
             scopes=list(key.scopes or []),
             subject=str(key.workspace_id),
             resource=resource_url(),
+            claims={"api_key": key},  # this request's resolved key (workspace preloaded): no second lookup
         )
 
 
@@ -100,12 +103,12 @@ def transport_security() -> TransportSecuritySettings:
                                      allowed_origins=sorted(origins))
 
 
-def _bearer_from(ctx) -> str | None:
+def _access_token(ctx) -> AccessToken | None:
     token = get_access_token()
     if token is None:
         user = getattr(getattr(ctx, "request", None), "user", None)
         token = getattr(user, "access_token", None)
-    return token.token if token is not None else None
+    return token
 
 
 async def _on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -113,8 +116,11 @@ async def _on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> ty
 
 
 async def _on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    token = _access_token(ctx)
     resp = await _in_worker(tools.call_verb_sync)(
-        params.name, params.arguments, bearer=_bearer_from(ctx)
+        params.name, params.arguments,
+        api_key=(token.claims or {}).get("api_key") if token else None,
+        bearer=token.token if token else None,
     )
     return tools.to_tool_result(resp)
 

@@ -150,17 +150,19 @@ def _error(exc: BaseException, request_id: str) -> VerbResponse:
     return VerbResponse(status=err.http_status, body=dumps(errors.error_body(err, request_id)), request_id=request_id)
 
 
-def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, bearer: str | None) -> VerbResponse:
-    """Resolve the key, then run the verb through `execute` exactly as the REST door does (channel "mcp").
+def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, api_key=None, bearer: str | None = None
+                   ) -> VerbResponse:
+    """Run the verb through `execute` exactly as the REST door does (channel "mcp").
 
-    Runs in a worker thread (sync ORM). Each call has its own request id and closes its database
+    `api_key` is the key the bearer verifier resolved for this HTTP request (else `bearer` is authenticated
+    here). Runs in a worker thread (sync ORM). Each call has its own request id and closes its database
     connections at the end, like a Django request.
     """
     request_id = new_id("req_")
     close_old_connections()
     try:
         try:
-            key = key_authenticate(authorization=f"Bearer {bearer}" if bearer else None)
+            key = api_key or key_authenticate(authorization=f"Bearer {bearer}" if bearer else None)
             verb = verb_for_tool(name)
             if verb is None:
                 raise errors.NotFound(f"Unknown tool {name!r}.", details={"tool": name})

@@ -412,3 +412,15 @@ def test_foreign_host_is_refused_and_base_url_host_allowed(settings, transaction
         assert http_post(live.url, INIT, headers={**auth, "Host": "api.example.com"}).status_code == 200
         assert http_post(live.url, INIT, headers={**auth, "Origin": "https://evil.example"}).status_code == 403
         assert http_post(live.url, INIT, headers={**auth, "Origin": "https://api.example.com"}).status_code == 200
+
+
+def test_the_key_is_resolved_once_per_call(live, api_key, monkeypatch):
+    """The bearer verifier's lookup is reused for the call (no second key query per tool call)."""
+    from mcpserver import tools
+
+    def second_lookup(**kwargs):
+        raise AssertionError("key looked up twice")
+
+    monkeypatch.setattr(tools, "key_authenticate", second_lookup)
+    result = call(live, api_key, "test_echo", {"charge": "0.1"})
+    assert not result.is_error and result.structured_content["service"]["credits_charged"] == "0.1"
