@@ -2,6 +2,9 @@
 
 - `ConsoleAccountAdapter`: adds a one-time sign-in link to allauth's login-code mail. The link's token is
   stored as a SHA-256 only, expires with the code, is single-use, and signs in only after a POST.
+- Codes are never stored: allauth keeps its pending code in the session, so we hand it a random *seed*
+  instead, and the code mailed and checked is HMAC(key derived from SECRET_KEY, seed) in allauth's code
+  format. A reader of the session table (without SECRET_KEY) cannot recover a code.
 - Receivers: sign-up creates a workspace (300 free credits); signing in accepts pending invitations;
   an approval waiting (accounts.signals.approval_requested) emails the workspace's owners and admins.
 """
@@ -9,11 +12,15 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
+import math
 import secrets
+import string
 from datetime import timedelta
 
 from allauth.account import app_settings as allauth_settings
+from allauth.account import forms as allauth_forms
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.models import EmailAddress
 from allauth.account.signals import user_signed_up
@@ -67,8 +74,64 @@ def signin_link_consume(*, token: str) -> SignInLink | None:
     return link
 
 
+# --- codes derived from a stored seed ---------------------------------------------------------------
+SEED_PREFIX = "seed:"
+_ALPHA = "BCDFGHJKLMNPQRSTVWXZ"  # allauth's (RFC 8628) alphabet: no vowels, no look-alikes
+
+
+def code_seed() -> str:
+    return SEED_PREFIX + secrets.token_urlsafe(24)
+
+
+def code_from_seed(seed: str | None, fmt: dict | None = None) -> str:
+    """The user-facing code for a stored seed; anything that is not a seed is returned unchanged."""
+    if not seed or not seed.startswith(SEED_PREFIX):
+        return seed or ""
+    fmt = fmt or {}
+    numeric = fmt.get("numeric", False)
+    chars = string.digits if numeric else _ALPHA
+    length = fmt.get("length") or (9 if numeric else 8)
+    key = hashlib.sha256(("console-code:" + settings.SECRET_KEY).encode()).digest()
+    n = int.from_bytes(hmac.new(key, seed.encode(), hashlib.sha256).digest(), "big")
+    out = []
+    for _ in range(length):
+        n, r = divmod(n, len(chars))
+        out.append(chars[r])
+    code = "".join(out)
+    if fmt.get("dashed", True):
+        chunk = math.ceil(length / (2 if length <= 8 else 3))
+        code = "-".join(code[i:i + chunk] for i in range(0, length, chunk))
+    return code
+
+
+def _format_for(template_prefix: str) -> dict:
+    if template_prefix.startswith("account/email/email_confirmation"):
+        return allauth_settings.EMAIL_VERIFICATION_BY_CODE_FORMAT
+    return allauth_settings.LOGIN_BY_CODE_FORMAT
+
+
+class ConfirmLoginCodeForm(allauth_forms.ConfirmLoginCodeForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.expected_code = code_from_seed(self.expected_code, allauth_settings.LOGIN_BY_CODE_FORMAT)
+
+
+class ConfirmEmailVerificationCodeForm(allauth_forms.ConfirmEmailVerificationCodeForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.expected_code = code_from_seed(self.expected_code, allauth_settings.EMAIL_VERIFICATION_BY_CODE_FORMAT)
+
+
 class ConsoleAccountAdapter(DefaultAccountAdapter):
+    def generate_login_code(self) -> str:
+        return code_seed()
+
+    def generate_email_verification_code(self) -> str:
+        return code_seed()
+
     def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        if isinstance(context.get("code"), str) and context["code"].startswith(SEED_PREFIX):
+            context = {**context, "code": code_from_seed(context["code"], _format_for(template_prefix))}
         if template_prefix == "account/email/login_code" and context.get("code"):
             user = User.objects.filter(email__iexact=email).first()
             if user is not None:

@@ -354,6 +354,11 @@ SOCIALACCOUNT_LOGIN_ON_GET = False
 # A code after every sign-in would be a second email round-trip after single sign-on; no passwords exist, so
 # only the (absent) password method would need one. The emailed code remains the way to sign in by email.
 ACCOUNT_LOGIN_BY_CODE_REQUIRED = {"password"}
+# Codes are derived from a random seed (the session stores the seed, never the code): see accounts.console_auth.
+ACCOUNT_FORMS = {
+    "confirm_login_code": "accounts.console_auth.ConfirmLoginCodeForm",
+    "confirm_email_verification_code": "accounts.console_auth.ConfirmEmailVerificationCodeForm",
+}
 # Top-ups: 1 credit is about 0.01 USD. Packs as (credits, price in cents).
 TOPUP_PACKS = [(1_000, 1_000), (5_000, 5_000), (25_000, 25_000)]
 TOPUP_CENTS_PER_CREDIT = 1

@@ -116,3 +116,32 @@ def test_inactive_user_cannot_use_link():
     user.save()
     path = "/" + url.split("://", 1)[1].split("/", 1)[1]
     assert Client().post(path).status_code == 404
+
+
+def test_session_stores_a_seed_never_the_code(owner):
+    from django.contrib.sessions.models import Session
+
+    c = Client()
+    _request_code(c, owner.email)
+    code = last_code(owner.email)
+    raw = Session.objects.get(session_key=c.session.session_key).session_data
+    decoded = str(c.session.load())
+    assert code not in raw and code not in decoded and code.replace("-", "") not in decoded
+    assert "seed:" in decoded
+    # The mailed code is the one that works, with or without its dash, in any case.
+    assert c.post("/console/auth/login/code/confirm/", {"code": code.replace("-", "").lower()}).status_code == 302
+    assert c.get("/console/").status_code == 200
+
+
+def test_sign_up_verification_code_is_derived_too():
+    from django.contrib.sessions.models import Session
+
+    c = Client()
+    resp = c.post("/console/auth/signup/", {"email": "seeded@example.com"})
+    code = last_code("seeded@example.com")
+    assert code not in str(c.session.load())
+    assert Session.objects.filter(session_data__contains=code).count() == 0
+    c.post(resp["Location"], {"code": "BBBB-BBBB"})
+    assert c.get("/console/").status_code == 302  # a wrong code does nothing
+    c.post(resp["Location"], {"code": code})
+    assert c.get("/console/").status_code == 200
