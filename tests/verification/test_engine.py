@@ -394,3 +394,68 @@ def test_shared_slot_lease_of_a_crashed_holder_expires(settings):
     with engine.host_slot(host, 1, 0) as acquired:
         assert acquired is False
     client.delete(f"verifier:mx-slots:{host}")
+
+
+def test_generic_5xx_to_rcpt_is_invalid_rejected(net):
+    net.simple("acme.com", rcpt=lambda a, s: "550 Requested action not taken")
+    res = run("jane@acme.com")
+    assert (res.status, res.reason, res.smtp_code) == ("invalid", "rejected", 550)
+
+
+def test_non_greylisting_4xx_twice_is_unknown_temporary_failure(net):
+    script = net.simple("acme.com", rcpt=lambda a, s: "450 4.2.1 The user you are trying to contact is receiving "
+                                                      "mail at a rate that prevents additional messages")
+    res = run("jane@acme.com")
+    assert (res.status, res.reason, script.connections) == ("unknown", "temporary_failure", 2)
+
+
+def test_garbage_banner_is_protocol_error(net):
+    ip = net.ip()
+    net.smtp.raw(ip, banner("HELLO THERE, I AM NOT SMTP"))
+    net.domain("acme.com", ip)
+    assert (run("jane@acme.com").status, run("jane@acme.com").reason) == ("unknown", "protocol_error")
+
+
+def test_failed_tls_handshake_is_retried_in_clear(net):
+    """A server that offers STARTTLS, says 220, then speaks no TLS: the probe reconnects without STARTTLS."""
+    seen = []
+
+    async def broken_tls(reader, writer):
+        writer.write(b"220 mx.broken-tls.test ESMTP\r\n")
+        while True:
+            line = (await reader.readline()).decode().strip()
+            if not line:
+                return
+            seen.append(line.split(":")[0].split(" ")[0].upper())
+            verb = seen[-1]
+            if verb == "EHLO":
+                writer.write(b"250-mx.broken-tls.test\r\n250 STARTTLS\r\n")
+            elif verb == "STARTTLS":
+                writer.write(b"220 2.0.0 Ready to start TLS\r\nthis is not a TLS server hello\r\n")
+                await writer.drain()
+                return
+            elif verb == "MAIL":
+                writer.write(b"250 OK\r\n")
+            elif verb == "RCPT":
+                ok = "<jane@" in line
+                writer.write(b"250 OK\r\n" if ok else b"550 5.1.1 unknown\r\n")
+            elif verb == "QUIT":
+                writer.write(b"221 bye\r\n")
+                await writer.drain()
+                return
+            await writer.drain()
+
+    ip = net.ip()
+    net.smtp.raw(ip, broken_tls)
+    net.domain("acme.com", ip)
+    res = run("jane@acme.com")
+    assert (res.status, res.reason) == ("valid", "accepted")
+    assert net.smtp.counters[ip] == 2
+    assert seen == ["EHLO", "STARTTLS", "EHLO", "MAIL", "RCPT", "RCPT", "QUIT"]
+
+
+def test_dns_failure_on_the_mx_host_is_unknown(net):
+    net.zone.mx("acme.com", (10, "mx1.acme.com"))
+    net.zone.servfail.add("mx1.acme.com")
+    res = run("jane@acme.com")
+    assert (res.status, res.reason) == ("unknown", "dns_error")
