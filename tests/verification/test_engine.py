@@ -459,3 +459,15 @@ def test_dns_failure_on_the_mx_host_is_unknown(net):
     net.zone.servfail.add("mx1.acme.com")
     res = run("jane@acme.com")
     assert (res.status, res.reason) == ("unknown", "dns_error")
+
+
+def test_ipv6_only_mx_host(net, settings):
+    script = Script(users=["jane@v6.com"])
+    net.smtp.smtp("::1", script)
+    net.zone.mx("v6.com", (10, "mx.v6.com"))
+    net.zone.a("mx.v6.com", "::1")
+    res = run("jane@v6.com")
+    assert (res.status, res.mx_host, script.connections) == ("valid", "mx.v6.com", 1)
+    settings.VERIFIER_ALLOW_PRIVATE_NETWORKS = False
+    assert run("jane@v6.com").reason == "blocked_address"
+    assert script.connections == 1
