@@ -168,21 +168,6 @@ class Mailbox(models.Model):
             models.CheckConstraint(condition=~Q(email=""), name="mailbox_email_not_empty"),
         ]
 
-    WARMUP_DAILY = (5, 10, 15, 20)  # messages a day in weeks 1-4 after a bought live mailbox goes active
-
-    def daily_limit_on(self, when=None) -> int:
-        """How many messages this mailbox may send on the day of `when` (default now): `daily_limit` (25), lower
-        while a bought live mailbox warms up (5, 10, 15, 20 a day in its first four weeks). Sandbox and
-        bring-your-own mailboxes are not throttled by warm-up; inactive mailboxes may send nothing."""
-        if self.status != self.Status.ACTIVE:
-            return 0
-        if self.provider != Provider.VENDOR or self.activated_at is None:
-            return self.daily_limit
-        week = max(0, ((when or timezone.now()) - self.activated_at).days // 7)
-        if week < len(self.WARMUP_DAILY):
-            return min(self.daily_limit, self.WARMUP_DAILY[week])
-        return self.daily_limit
-
     @property
     def from_header(self) -> str:
         from email.headerregistry import Address

@@ -65,17 +65,3 @@ def test_demo_seed_is_idempotent(workspace):
     demo.seed(workspace=workspace)
     assert [m.email for m in mailboxes_active(workspace=workspace)] == [demo.DEMO_EMAIL]
 
-
-def test_daily_limit_with_warmup_for_bought_live_mailboxes(workspace):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    now = timezone.now()
-    sandbox = make_active_mailbox(workspace)
-    assert sandbox.daily_limit_on(now) == 25
-    live = make_active_mailbox(workspace, provider="vendor", activated_at=now)
-    assert [live.daily_limit_on(now + timedelta(days=d)) for d in (0, 6, 7, 14, 21, 27, 28, 90)] == [
-        5, 5, 10, 15, 20, 20, 25, 25]
-    live.status = Mailbox.Status.SUSPENDED
-    assert live.daily_limit_on(now) == 0
