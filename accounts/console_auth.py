@@ -24,6 +24,7 @@ from allauth.account import forms as allauth_forms
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.models import EmailAddress
 from allauth.account.signals import user_signed_up
+from celery import shared_task
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in
 from django.core.mail import send_mail
@@ -120,6 +121,16 @@ class ConfirmEmailVerificationCodeForm(allauth_forms.ConfirmEmailVerificationCod
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.expected_code = code_from_seed(self.expected_code, allauth_settings.EMAIL_VERIFICATION_BY_CODE_FORMAT)
+
+
+def signin_links_purge(*, older_than: timedelta = timedelta(days=1)) -> int:
+    """Delete sign-in links that expired more than `older_than` ago (periodic)."""
+    return SignInLink.objects.filter(expires_at__lt=timezone.now() - older_than).delete()[0]
+
+
+@shared_task(name="accounts.console_auth.purge_signin_links")
+def purge_signin_links() -> int:
+    return signin_links_purge()
 
 
 class ConsoleAccountAdapter(DefaultAccountAdapter):

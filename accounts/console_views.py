@@ -69,7 +69,10 @@ def console_context(request):
     membership = getattr(request, "membership", None)
     if membership is None:
         return {}
-    return {"membership": membership, "workspace": membership.workspace,
+    waiting = ConfirmationToken.objects.filter(
+        workspace=membership.workspace, status=ConfirmationToken.Status.PENDING, expires_at__gt=timezone.now()
+    ).count()
+    return {"membership": membership, "workspace": membership.workspace, "approvals_waiting": waiting,
             "memberships": getattr(request, "_console_memberships", [membership])}
 
 

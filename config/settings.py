@@ -367,6 +367,7 @@ TOPUP_MAX_CREDITS = env_int("TOPUP_MAX_CREDITS", 1_000_000)
 STRIPE_API_BASE = env("STRIPE_API_BASE", "https://api.stripe.com")
 STRIPE_WEBHOOK_TOLERANCE_SECONDS = env_int("STRIPE_WEBHOOK_TOLERANCE_SECONDS", 300)
 SANDBOX_TOPUP_MAX_CREDITS = env_int("SANDBOX_TOPUP_MAX_CREDITS", 100_000)
+CELERY_BEAT_SCHEDULE["accounts-purge-signin-links"] = {"task": "accounts.console_auth.purge_signin_links", "schedule": 3600.0}
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("accounts.console_views.console_context")
 
 # --- verification (issue 4): SMTP verifier tuning and DNS technology signals ---------------------------------

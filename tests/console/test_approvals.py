@@ -23,6 +23,7 @@ def test_approval_url_page_states_what_happens_and_approve_works(api, console, o
     path = "/" + result["approval_url"].split("://", 1)[1].split("/", 1)[1]
     page = console.get(path).content.decode()
     assert ">Approve</button>" in page and ">Deny</button>" in page
+    assert 'Approvals <span class="badge pending">1<span class="skip"> waiting</span>' in page  # nav badge
     assert "amount" in page.lower() and "7" in page
     resp = console.post(path, {"decision": "approve"})
     assert resp.status_code == 302

@@ -145,3 +145,15 @@ def test_sign_up_verification_code_is_derived_too():
     assert c.get("/console/").status_code == 302  # a wrong code does nothing
     c.post(resp["Location"], {"code": code})
     assert c.get("/console/").status_code == 200
+
+
+def test_expired_links_are_purged(owner):
+    import time_machine
+    from django.utils import timezone
+
+    from accounts.console_auth import signin_link_issue, signin_links_purge
+
+    signin_link_issue(user=owner, email=owner.email)
+    assert signin_links_purge() == 0
+    with time_machine.travel(timezone.now() + timezone.timedelta(days=1, minutes=11)):
+        assert signin_links_purge() == 1
