@@ -436,3 +436,7 @@ MCP_WORKER_THREADS = env_int("MCP_WORKER_THREADS", 32)
 MCP_ALLOWED_HOSTS = [h.strip() for h in (env("MCP_ALLOWED_HOSTS", "") or "").split(",") if h.strip()]
 MCP_ALLOWED_ORIGINS = [o.strip() for o in (env("MCP_ALLOWED_ORIGINS", "") or "").split(",") if o.strip()]
 MCP_INCLUDE_TEST_VERBS = False  # tests only: expose tests/testverbs.py verbs as tools
+# replies (issue 8), continued: optional LLM classifier for person-written replies; an id from LLM_MODELS_FILE,
+# empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
+REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "")
+REPLIES_LLM_TIMEOUT_SECONDS = env_int("REPLIES_LLM_TIMEOUT_SECONDS", 20)

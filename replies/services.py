@@ -24,6 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from replies import classify as cl
+from replies import llm
 from replies.models import InboundMessage, Reply
 
 logger = logging.getLogger("replies")
@@ -171,15 +172,24 @@ def _queue_classify(inbound_id: str) -> None:
 # --- classification and effects -------------------------------------------------------------------------
 def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
     """Classify one stored message and apply its effects, at most once (safe to run twice)."""
+    # classify outside any transaction: parsing is CPU and the optional model call is network, and neither
+    # may hold a lock (on SQLite a write transaction locks the whole database)
+    first = InboundMessage.objects.filter(pk=inbound_id).only("state", "raw").first()
+    if first is None or first.state != InboundMessage.State.RECEIVED:
+        return first
+    raw = bytes(first.raw)
+    msg = cl.parse(raw)
+    verdict = cl.classify(raw)
+    model_label = None
+    if verdict.rule in llm.RULES_IT_MAY_OVERRIDE and llm.enabled():
+        model_label = llm.classify(text=cl.strip_quotes_and_signature(cl.body_text(msg)),
+                                   subject=cl.header(msg, "Subject"), request_id=f"reply-{inbound_id}")
     with transaction.atomic():
         inbound = (InboundMessage.objects.select_for_update(of=("self",)).select_related("mailbox", "workspace")
                    .filter(pk=inbound_id).first())
         if inbound is None or inbound.state != InboundMessage.State.RECEIVED:
-            return inbound
+            return inbound  # another worker got there first
         inbound.attempts += 1
-        raw = bytes(inbound.raw)
-        msg = cl.parse(raw)
-        verdict = cl.classify(raw)
         reply = Reply.objects.select_related("campaign_lead", "campaign").filter(inbound=inbound).first()
         effects = {}
         if reply is not None and verdict.label != cl.BOUNCE:
@@ -187,6 +197,8 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
             if lead is not None:  # mail to a List-Unsubscribe mailto address: the signed token names the lead
                 verdict = cl.Verdict(cl.UNSUBSCRIBE, "list_unsubscribe_mailto")
                 reply.campaign, reply.campaign_lead, reply.matched_by = lead.campaign, lead, "unsubscribe_token"
+        if model_label is not None and verdict.rule in llm.RULES_IT_MAY_OVERRIDE:
+            verdict = cl.Verdict(model_label, "llm")
         if reply is not None:
             if reply.campaign_lead_id is None and (verdict.returned_message_ids or verdict.bounced):
                 thread = thread_match(mailbox=inbound.mailbox, workspace=inbound.workspace, in_reply_to=[],
