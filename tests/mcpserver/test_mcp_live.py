@@ -67,9 +67,8 @@ def test_tools_are_generated_from_the_registry(live, api_key):
         assert "$ref" not in json.dumps(schema) and "nullable" not in json.dumps(schema), tool.name
         Draft202012Validator.check_schema(schema)  # a valid JSON Schema, not OpenAPI 3.0 dialect
 
-
-def test_input_schema_comes_from_the_rest_serializer(live, api_key):
-    tools = {t.name: t for t in mcp_session(live.url, api_key, lambda c: c.list_tools()).tools}
+    # Input schemas come from the REST serializers.
+    tools = by_name
     echo = tools["test_echo"].input_schema
     assert echo["additionalProperties"] is False  # StrictSerializer: unknown fields are refused
     assert set(echo["properties"]) == {"charge", "hold", "fail", "gate", "payload", "idempotency_key"}
@@ -193,7 +192,7 @@ def test_exact_balance_edge_and_insufficient_credits(live, api_key, workspace):
     assert balance_micros(workspace) == 0
 
 
-def test_invalid_arguments_are_invalid_request_with_a_failed_record(live, api_key):
+def test_errors_are_tool_errors_carrying_the_envelope(live, api_key, workspace):
     result = call(live, api_key, "test_confirm", {"amount": 0, "bogus": 1})
     err = error_of(result)
     assert err["code"] == "invalid_request" and result.meta["service/http_status"] == 400
@@ -203,16 +202,12 @@ def test_invalid_arguments_are_invalid_request_with_a_failed_record(live, api_ke
     rec = RequestRecord.objects.get(pk=err["request_id"])
     assert (rec.status, rec.channel, rec.http_status, rec.error["code"]) == ("failed", "mcp", 400, "invalid_request")
 
-
-def test_server_fault_is_internal_without_internals(live, api_key, workspace):
     result = call(live, api_key, "test_echo", {"hold": "5", "charge": "5", "fail": "crash"})
     err = error_of(result)
     assert err["code"] == "internal" and result.meta["service/http_status"] == 500
     assert "boom" not in result.content[0].text
     assert balance_micros(workspace) == 300_000_000
 
-
-def test_unknown_tool_is_not_found(live, api_key):
     err = error_of(call(live, api_key, "no_such_tool"))
     assert err["code"] == "not_found" and err["details"] == {"tool": "no_such_tool"}
 
@@ -342,13 +337,12 @@ def test_confirmation_flow_over_mcp(live, api_key, workspace, owner):
     assert error_of(used)["code"] == "confirmation_used"
     assert balance_micros(workspace) == 300_000_000 - 7
 
-
-def test_denied_confirmation(live, api_key, owner, workspace):
+    # A denied token is refused and charges nothing.
     token = call(live, api_key, "test_confirm", {"amount": 3}).structured_content["result"]["confirmation_token"]
-    token_deny(token=ConfirmationToken.objects.get(), user=owner)
+    token_deny(token=ConfirmationToken.objects.get(status="pending"), user=owner)
     denied = call(live, api_key, "test_confirm", {"amount": 3, "confirmation_token": token, "idempotency_key": "d"})
     assert (error_of(denied)["code"], denied.meta["service/http_status"]) == ("confirmation_denied", 403)
-    assert balance_micros(workspace) == 300_000_000
+    assert balance_micros(workspace) == 300_000_000 - 7
 
 
 def test_rate_limit_counts_tool_calls(live, api_key, settings):
@@ -367,26 +361,18 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                    "clientInfo": {"name": "curl", "version": "1"}}}
 
 
-def test_no_key_is_401(live, settings):
+def test_authentication_failures_are_http_401(live, settings, api_key):
     resp = http_post(live.url, INIT)
     assert resp.status_code == 401
     assert resp.headers["www-authenticate"].startswith("Bearer ")
     assert f'resource_metadata="{settings.BASE_URL}/.well-known/oauth-protected-resource/mcp"' in resp.headers[
         "www-authenticate"]
 
-
-def test_bad_keys_are_401(live):
     for header in ["Bearer service_sk_live_" + "x" * 43, "Bearer nope", "Basic abc", "Bearer", "Token abc"]:
         assert http_post(live.url, INIT, headers={"Authorization": header}).status_code == 401, header
-
-
-def test_revoked_key_is_401(live, api_key):
     assert http_post(live.url, INIT, headers={"Authorization": f"Bearer {api_key}"}).status_code == 200
     key_revoke(key=ApiKey.objects.get())
     assert http_post(live.url, INIT, headers={"Authorization": f"Bearer {api_key}"}).status_code == 401
-
-
-def test_sdk_client_without_key_fails(live):
     with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces the 401 as a transport error
         mcp_session(live.url, None, lambda c: c.list_tools())
 
