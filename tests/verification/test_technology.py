@@ -172,7 +172,7 @@ def test_scan_budget_bounds_a_slow_resolver(db, tech):
 
     technology.observe = observe
     try:
-        report = technology.technology_scan(domains=["fast.com", "slow.com"], budget=0.5)
+        report = technology.technology_scan(domains=["fast.com", "slow.com"], budget=2.0)
     finally:
         release.set()
         technology.observe = original
