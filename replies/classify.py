@@ -25,6 +25,8 @@ Malformed MIME never raises: every accessor falls back to something safe (fuzzed
 from __future__ import annotations
 
 import email
+import email.message
+import email.parser
 import email.policy
 import html
 import re
@@ -69,7 +71,13 @@ def parse(raw: bytes) -> Message:
     """Parse with the modern policy; header values are read through `header()` which tolerates garbage."""
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogateescape")
-    return email.message_from_bytes(raw, policy=email.policy.default)
+    try:
+        return email.message_from_bytes(raw, policy=email.policy.default)
+    except Exception:  # noqa: BLE001 - e.g. RecursionError on thousands of nested multiparts
+        try:
+            return email.parser.BytesParser(policy=email.policy.default).parsebytes(raw, headersonly=True)
+        except Exception:  # noqa: BLE001
+            return email.message.EmailMessage(policy=email.policy.default)
 
 
 def header(msg: Message, name: str) -> str:

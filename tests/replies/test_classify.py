@@ -155,3 +155,18 @@ def test_truncated_corpus_messages_never_crash(path):
     raw = path.read_bytes()
     for cut in range(0, len(raw), max(1, len(raw) // 25)):
         assert c.classify(raw[:cut]).label in c.LABELS
+
+
+def nested_multipart(depth: int, subject: str = "Out of office") -> bytes:
+    raw = f"From: a@b.example\r\nSubject: {subject}\r\nContent-Type: multipart/mixed; boundary=\"b0\"\r\n\r\n".encode()
+    for i in range(1, depth):
+        raw += b'--b%d\r\nContent-Type: multipart/mixed; boundary="b%d"\r\n\r\n' % (i - 1, i)
+    return raw + b"--b%d\r\nContent-Type: text/plain\r\n\r\ninterested\r\n" % (depth - 1)
+
+
+def test_mime_nested_past_the_parsers_recursion_limit_still_parses_its_headers():
+    raw = nested_multipart(1000)  # the stdlib parser raises RecursionError on this
+    msg = c.parse(raw)
+    assert c.header(msg, "Subject") == "Out of office"
+    assert c.classify(raw).label == "out_of_office"
+    assert c.snippet(msg) == ""

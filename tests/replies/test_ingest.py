@@ -244,3 +244,10 @@ def test_a_forged_unsubscribe_token_is_just_a_reply(world):
     inbound = store_and_classify(world, raw)
     assert inbound.reply.classification == "unsubscribe" and inbound.reply.campaign_id is None
     assert not Suppression.objects.exists()
+
+
+def test_pathological_nesting_is_stored_and_classified(world):
+    from tests.replies.test_classify import nested_multipart
+
+    inbound = store_and_classify(world, nested_multipart(1000, subject="Re: hello"))
+    assert inbound.state == "processed" and inbound.reply.subject == "Re: hello"
