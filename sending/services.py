@@ -23,6 +23,7 @@ from billing import services as billing
 from billing.models import LedgerEntry
 from core import errors
 from core.money import credits, format_credits
+from sending.dkim_keys import dkim_key_generate, dns_records
 from sending.models import Mailbox, Operation, Provider, SendingDomain
 from sending.providers import get_provider, provider_key
 from sending.providers.base import ACTIVE, FAILED, OutcomeUnknown, ProviderError
@@ -366,7 +367,8 @@ def _poll(op: Operation, provider, now: datetime) -> None:
             continue  # a read: simply asked again next time
         if ext.status == ACTIVE:
             domain.status, domain.activated_at = SendingDomain.Status.ACTIVE, now
-            domain.save(update_fields=["status", "activated_at"])
+            dkim_key_generate(domain)
+            domain.save(update_fields=["status", "activated_at", "dkim_selector", "dkim_private_key_encrypted"])
         elif ext.status == FAILED or deadline_passed:
             _failed_item(domain, ext.detail or "deadline passed")
     for mailbox in op.mailboxes.filter(status=Mailbox.Status.PROVISIONING).select_related("domain"):
@@ -445,7 +447,9 @@ def operation_summary(op: Operation, *, domains=None, mailboxes=None) -> dict:
     domains = domains if domains is not None else list(op.domains.order_by("name"))
     mailboxes = mailboxes if mailboxes is not None else list(op.mailboxes.order_by("email"))
     return {
-        "domains": [{"name": d.name, "status": d.status} for d in domains],
+        "domains": [{"name": d.name, "status": d.status,
+                     **({"dns_records": dns_records(d)} if d.status == SendingDomain.Status.ACTIVE else {})}
+                    for d in domains],
         "mailboxes": [{"email": m.email, "status": m.status, "mailbox_id": m.id} for m in mailboxes],
         "credits_charged": format_credits(op.charged_micros),
         "credits_refunded": format_credits(op.refunded_micros),

@@ -4,7 +4,8 @@
 - sandbox mailboxes (provider `sandbox`, or any mailbox while SANDBOX=1 and it has no SMTP host): the message is
   written to the Maildir sink (`core.mail.deliver_to_sink`); nothing leaves the machine;
 - bring-your-own and vendor mailboxes: SMTP to the mailbox's server with TLS (STARTTLS or implicit TLS, per
-  `smtp_security`), authenticated with the decrypted secret; DKIM-signed when the sending domain has a key.
+  `smtp_security`), authenticated with the decrypted secret.
+Either way the message is DKIM-signed (rsa-sha256, relaxed/relaxed) when its sending domain has a key.
 
 Errors: `TransientSendError` (4xx, connection failures, timeouts: retry later) and `PermanentSendError` (5xx:
 do not retry this recipient), both carrying `smtp_code` (int or None) and `message`.
@@ -57,18 +58,20 @@ def uses_sink(mailbox: Mailbox) -> bool:
 
 
 def _dkim_sign(mailbox: Mailbox, raw: bytes) -> bytes:
-    """Prepend a DKIM-Signature when the mailbox's domain has a key and `dkimpy` is installed (optional)."""
+    """Prepend a DKIM-Signature (rsa-sha256, relaxed/relaxed) when the mailbox's domain has a key and the From
+    address is on that domain."""
     domain = mailbox.domain
     if domain is None or not domain.dkim_private_key_encrypted or not domain.dkim_selector:
         return raw
-    try:
-        import dkim  # type: ignore[import-not-found]
-    except ImportError:  # optional dependency
+    if mailbox.domain_name.lower() != domain.name.lower():
         return raw
+    import dkim
+
     key = crypto.decrypt(domain.dkim_private_key_encrypted).encode()
+    headers = [b"from", b"to", b"cc", b"subject", b"date", b"message-id", b"reply-to", b"in-reply-to",
+               b"references", b"list-unsubscribe", b"list-unsubscribe-post", b"mime-version", b"content-type"]
     sig = dkim.sign(raw, domain.dkim_selector.encode(), domain.name.encode(), key,
-                    include_headers=[b"from", b"to", b"subject", b"date", b"message-id", b"reply-to",
-                                     b"in-reply-to", b"references", b"list-unsubscribe", b"list-unsubscribe-post"])
+                    canonicalize=(b"relaxed", b"relaxed"), include_headers=headers)
     return sig + raw
 
 
@@ -125,10 +128,10 @@ def send_message(*, mailbox: Mailbox, message: EmailMessage) -> None:
     if mailbox.status != Mailbox.Status.ACTIVE:
         raise PermanentSendError(f"mailbox {mailbox.email} is {mailbox.status}, not active", None)
     _prepare(mailbox, message)
-    if uses_sink(mailbox):
-        deliver_to_sink(message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
-        return
     raw = _dkim_sign(mailbox, message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
+    if uses_sink(mailbox):
+        deliver_to_sink(raw)
+        return
     recipients = [addr for header in ("To", "Cc", "Bcc") for addr in message.get_all(header, [])]
     from email.utils import getaddresses
 

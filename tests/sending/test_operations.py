@@ -76,6 +76,9 @@ def test_sandbox_operation_moves_through_states_in_order(rich_api, rich, setting
     final = poll(rich_api, op_id).json()
     assert final["result"]["credits_refunded"] == "0"
     assert [d["status"] for d in final["result"]["domains"]] == ["active", "active"]
+    for d in final["result"]["domains"]:  # a DKIM key per domain, its record ready to publish
+        assert d["dns_records"][0]["name"].endswith(f"._domainkey.{d['name']}")
+        assert d["dns_records"][0]["value"].startswith("v=DKIM1; k=rsa; p=")
     assert "error" not in final
     active = list(mailboxes_active(workspace=ws))
     assert len(active) == 6

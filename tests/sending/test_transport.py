@@ -65,3 +65,37 @@ def test_demo_seed_is_idempotent(workspace):
     demo.seed(workspace=workspace)
     assert [m.email for m in mailboxes_active(workspace=workspace)] == [demo.DEMO_EMAIL]
 
+
+
+def test_messages_from_a_domain_with_a_key_carry_a_valid_dkim_signature(workspace, settings):
+    import dkim
+
+    from sending.dkim_keys import dkim_key_generate, dns_records
+
+    mbx = make_active_mailbox(workspace, email="dana@getnorthwind.com", first_name="Dana", last_name="Reyes")
+    domain = mbx.domain
+    dkim_key_generate(domain)
+    domain.save()
+    [dkim_record, dmarc] = dns_records(domain)
+    assert dkim_record["name"] == f"{domain.dkim_selector}._domainkey.getnorthwind.com"
+    assert dmarc == {"type": "TXT", "name": "_dmarc.getnorthwind.com", "value": "v=DMARC1; p=none"}
+    mbx.refresh_from_db()
+    send_message(mailbox=mbx, message=_msg())
+    [stored] = list(maildir_lib.Maildir(str(settings.MAIL_SINK_DIR), create=False))
+    raw = stored.as_bytes()
+    assert b"DKIM-Signature:" in raw and b"d=getnorthwind.com" in raw
+
+    def dnsfunc(name, timeout=5):
+        assert name == dkim_record["name"].encode() + b"."
+        return dkim_record["value"].encode()
+
+    assert dkim.verify(raw, dnsfunc=dnsfunc)
+    tampered = raw.replace(b"Hi there", b"Hi their")
+    assert not dkim.verify(tampered, dnsfunc=dnsfunc)
+
+
+def test_no_key_no_signature(workspace, settings):
+    mbx = make_active_mailbox(workspace)
+    send_message(mailbox=mbx, message=_msg())
+    [stored] = list(maildir_lib.Maildir(str(settings.MAIL_SINK_DIR), create=False))
+    assert "DKIM-Signature" not in stored
