@@ -11,8 +11,10 @@ Two pollers never work the same mailbox at once (a lease on the cursor row).
 from __future__ import annotations
 
 import imaplib
+import ipaddress
 import logging
 import re
+import socket
 import ssl
 from datetime import timedelta
 
@@ -41,6 +43,8 @@ def connect(mailbox, *, timeout: float | None = None) -> imaplib.IMAP4:
     timeout = timeout or getattr(settings, "REPLIES_IMAP_TIMEOUT_SECONDS", 30)
     host, port = mailbox.imap_host, mailbox.imap_port
     security = mailbox.imap_security
+    if security == "none" and not _loopback(host):
+        raise ImapError(f"{host}: plain IMAP (security none) is only allowed to a loopback test server")
     try:
         if security == "ssl":
             conn = imaplib.IMAP4_SSL(host, port or 993, ssl_context=tls_context(), timeout=timeout)
@@ -52,6 +56,15 @@ def connect(mailbox, *, timeout: float | None = None) -> imaplib.IMAP4:
     except (TimeoutError, imaplib.IMAP4.error, OSError, ssl.SSLError) as exc:
         raise ImapError(f"{host}:{port}: {exc}") from exc
     return conn
+
+
+def _loopback(host: str) -> bool:
+    """Plain-text IMAP would send the password in the clear: only to this machine (local test peers)."""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
 
 
 def _claim(mailbox) -> ImapCursor | None:

@@ -187,3 +187,11 @@ def test_bad_credentials_are_recorded_not_raised(dovecot, account, mailbox):
     assert replies_imap.mailbox_poll(mailbox=mailbox) == 0
     cursor = ImapCursor.objects.get(mailbox=mailbox)
     assert cursor.failures == 1 and cursor.last_error and cursor.lease_until is None
+
+
+def test_plain_imap_is_refused_to_anything_but_loopback(workspace):
+    from sending.testing import make_active_mailbox
+
+    box = make_active_mailbox(workspace, provider="byo", imap_host="192.0.2.10", imap_port=143, imap_security="none")
+    assert replies_imap.mailbox_poll(mailbox=box) == 0
+    assert "only allowed to a loopback" in ImapCursor.objects.get(mailbox=box).last_error
