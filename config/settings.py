@@ -440,3 +440,16 @@ MCP_INCLUDE_TEST_VERBS = False  # tests only: expose tests/testverbs.py verbs as
 # empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
 REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "")
 REPLIES_LLM_TIMEOUT_SECONDS = env_int("REPLIES_LLM_TIMEOUT_SECONDS", 20)
+
+
+# --- llmproxy (issue 9): async-capable WhiteNoise, quiet httpx ----------------------------------------------
+# core.middleware.WhiteNoiseMiddleware is WhiteNoise made async capable, so under ASGI an async view (the
+# streaming LLM passthrough) runs on the event loop end to end instead of inside a parked worker thread.
+MIDDLEWARE = [
+    "core.middleware.WhiteNoiseMiddleware" if m == "whitenoise.middleware.WhiteNoiseMiddleware" else m
+    for m in MIDDLEWARE
+]
+# httpx logs every request at INFO: one line per upstream call of every LLM stream.
+LOGGING["loggers"].setdefault("httpx", {"level": "WARNING"})
+# Bring-your-own SMTP/IMAP hosts on loopback/private/link-local addresses: allowed in sandbox only by default.
+SENDING_ALLOW_PRIVATE_NETWORKS = env_bool("SENDING_ALLOW_PRIVATE_NETWORKS", SANDBOX)
