@@ -118,3 +118,16 @@ def test_the_management_command_listens_and_stops_on_sigterm(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_demo_seed_prints_where_replies_go(workspace, settings):
+    import io
+
+    from replies.demo import seed
+    from sending.testing import make_active_mailbox
+
+    settings.SANDBOX, settings.SANDBOX_SMTP_PORT, settings.HOST = True, 2525, "127.0.0.1"
+    make_active_mailbox(workspace, email="alex@demo-sbx.test")
+    out = io.StringIO()
+    seed(workspace, out)
+    assert "alex@demo-sbx.test over SMTP at 127.0.0.1:2525" in out.getvalue()
