@@ -65,6 +65,10 @@ def smtp_test(cfg: ByoSettings) -> None:
 def imap_test(cfg: ByoSettings) -> None:
     context = transport.tls_context()
     try:
+        transport.check_host_allowed(cfg.imap_host, cfg.imap_port)
+    except transport.BlockedAddress as exc:
+        raise ConnectionTestFailed("IMAP", str(exc)) from exc
+    try:
         if cfg.imap_security == Mailbox.Security.SSL:
             imap = imaplib.IMAP4_SSL(cfg.imap_host, cfg.imap_port, ssl_context=context, timeout=TEST_TIMEOUT_SECONDS)
         else:

@@ -1,8 +1,8 @@
 """The one function that sends a message from a mailbox.
 
 `send_message(mailbox=..., message=...)`:
-- sandbox mailboxes (provider `sandbox`, or any mailbox while SANDBOX=1 and it has no SMTP host): the message is
-  written to the Maildir sink (`core.mail.deliver_to_sink`); nothing leaves the machine;
+- sandbox mailboxes, and every mailbox while SANDBOX=1 (bring-your-own included): the message is written to the
+  Maildir sink (`core.mail.deliver_to_sink`); nothing leaves the machine;
 - bring-your-own and vendor mailboxes: SMTP to the mailbox's server with TLS (STARTTLS or implicit TLS, per
   `smtp_security`), authenticated with the decrypted secret.
 Either way the message is DKIM-signed (rsa-sha256, relaxed/relaxed) when its sending domain has a key.
@@ -54,7 +54,30 @@ def _prepare(mailbox: Mailbox, message: EmailMessage) -> None:
 
 
 def uses_sink(mailbox: Mailbox) -> bool:
-    return mailbox.provider == Provider.SANDBOX or (settings.SANDBOX and not mailbox.smtp_host)
+    """SANDBOX=1: no email leaves the machine, whatever the mailbox (CONTRACT 1)."""
+    return mailbox.provider == Provider.SANDBOX or bool(settings.SANDBOX)
+
+
+class BlockedAddress(Exception):
+    pass
+
+
+def check_host_allowed(host: str, port: int) -> None:
+    """Refuse mail servers on loopback, private or link-local addresses (an SSRF guard for operator-entered
+    hosts) unless SENDING_ALLOW_PRIVATE_NETWORKS is on (default: on in sandbox mode only)."""
+    import ipaddress
+    import socket
+
+    if getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False):
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    except OSError as exc:
+        raise BlockedAddress(f"{host} does not resolve: {exc}") from exc
+    for info in infos:
+        addr = ipaddress.ip_address(info[4][0])
+        if not addr.is_global or addr.is_multicast:
+            raise BlockedAddress(f"{host} resolves to a non-public address ({addr})")
 
 
 def _dkim_sign(mailbox: Mailbox, raw: bytes) -> bytes:
@@ -92,6 +115,10 @@ def smtp_connect(*, host: str, port: int, security: str, username: str, password
                  timeout: float = SMTP_TIMEOUT_SECONDS) -> smtplib.SMTP:
     """Open an authenticated SMTP session; raises SendError subclasses. Used by sends and connection tests."""
     context = tls_context()
+    try:
+        check_host_allowed(host, port)
+    except BlockedAddress as exc:
+        raise PermanentSendError(str(exc), None) from exc
     try:
         if security == Mailbox.Security.SSL:
             smtp = smtplib.SMTP_SSL(host, port, timeout=timeout, context=context)

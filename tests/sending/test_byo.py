@@ -48,6 +48,12 @@ def imap_peer(certs):
 @pytest.fixture
 def trust(settings, certs):
     settings.SENDING_TLS_CA_FILE = str(certs[0])
+    settings.SENDING_ALLOW_PRIVATE_NETWORKS = True  # the peers listen on loopback
+
+
+@pytest.fixture
+def live_mode(settings):
+    settings.SANDBOX = False  # SANDBOX=1 sends everything to the sink, BYO mailboxes included
 
 
 @pytest.fixture
@@ -75,7 +81,7 @@ def _msg(to):
     return m
 
 
-def test_console_registers_a_tested_mailbox_that_sends_over_starttls(workspace, owner, cfg, smtp_peer):
+def test_console_registers_a_tested_mailbox_that_sends_over_starttls(workspace, owner, cfg, smtp_peer, live_mode):
     client = Client()
     client.force_login(owner)
     page = client.get("/console/mailboxes/add/")
@@ -129,7 +135,7 @@ def test_untrusted_certificate_is_refused(cfg, settings):
     assert exc.value.step == "SMTP"
 
 
-def test_smtp_refusals_map_to_permanent_and_transient(workspace, cfg):
+def test_smtp_refusals_map_to_permanent_and_transient(workspace, cfg, live_mode):
     mbx = mailbox_byo_register(workspace=workspace, cfg=cfg)
     with pytest.raises(PermanentSendError) as perm:
         send_message(mailbox=mbx, message=_msg("reject550@example.org"))
@@ -139,7 +145,7 @@ def test_smtp_refusals_map_to_permanent_and_transient(workspace, cfg):
     assert temp.value.smtp_code == 451
 
 
-def test_unreachable_server_is_transient(workspace, cfg):
+def test_unreachable_server_is_transient(workspace, cfg, live_mode):
     mbx = mailbox_byo_register(workspace=workspace, cfg=cfg)
     mbx.smtp_port = peers.free_port()
     with pytest.raises(TransientSendError) as exc:
@@ -183,3 +189,33 @@ def test_console_is_workspace_scoped_and_admin_only(workspace, owner, make_api, 
     assert m.post(f"/console/mailboxes/{mbx.pk}/remove/").status_code == 404
     mbx.refresh_from_db()
     assert mbx.status == "active"
+
+
+def test_sandbox_mode_keeps_byo_mail_on_the_machine(workspace, cfg, smtp_peer, settings):
+    import mailbox as maildir_lib
+
+    settings.SANDBOX = True
+    mbx = mailbox_byo_register(workspace=workspace, cfg=cfg)
+    _, handler = smtp_peer
+    handler.messages.clear()
+    send_message(mailbox=mbx, message=_msg("lead@example.org"))
+    assert handler.messages == []
+    [stored] = list(maildir_lib.Maildir(str(settings.MAIL_SINK_DIR), create=False))
+    assert stored["From"] == "Ann Byo <ann@byo.test>"
+
+
+def test_private_addresses_are_refused_unless_allowed(workspace, cfg, settings, live_mode):
+    settings.SENDING_ALLOW_PRIVATE_NETWORKS = False
+    with pytest.raises(ConnectionTestFailed) as exc:
+        connection_test(cfg)
+    assert exc.value.step == "SMTP" and "non-public address" in exc.value.message
+    settings.SENDING_ALLOW_PRIVATE_NETWORKS = True
+    mbx = mailbox_byo_register(workspace=workspace, cfg=cfg)
+    settings.SENDING_ALLOW_PRIVATE_NETWORKS = False
+    with pytest.raises(PermanentSendError) as send:
+        send_message(mailbox=mbx, message=_msg("lead@example.org"))
+    assert "non-public address" in send.value.message
+    from sending.byo import imap_test
+    with pytest.raises(ConnectionTestFailed) as imap:
+        imap_test(cfg)
+    assert imap.value.step == "IMAP"
