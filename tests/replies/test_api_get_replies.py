@@ -128,3 +128,15 @@ def test_mcp_tool_is_registered():
 
     verb = REGISTRY["get_replies"]
     assert verb.tool_name == "get_replies" and verb.path == "/v1/get_replies" and verb.max_charge == 0
+
+
+def test_openapi_documents_get_replies(client):
+    import json
+
+    spec = json.loads(client.get("/openapi.json").content)
+    op = spec["paths"]["/v1/get_replies"]["post"]
+    body_ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    props = spec["components"]["schemas"][body_ref]["properties"]
+    assert {"campaign_id", "since", "limit"} <= set(props)
+    assert (props["limit"]["minimum"], props["limit"]["maximum"], props["limit"]["default"]) == (1, 200, 50)
+    assert "404" in op["responses"]
