@@ -1,8 +1,8 @@
 """The one function that sends a message from a mailbox.
 
 `send_message(mailbox=..., message=...)`:
-- sandbox mailboxes, and every mailbox while SANDBOX=1 (bring-your-own included): the message is written to the
-  Maildir sink (`core.mail.deliver_to_sink`); nothing leaves the machine;
+- sandbox mailboxes, and while SANDBOX=1 every mailbox whose SMTP server is not on this machine (bring-your-own
+  included): the message is written to the Maildir sink (`core.mail.deliver_to_sink`); nothing leaves the machine;
 - bring-your-own and vendor mailboxes: SMTP to the mailbox's server with TLS (STARTTLS or implicit TLS, per
   `smtp_security`), authenticated with the decrypted secret.
 Either way the message is DKIM-signed (rsa-sha256, relaxed/relaxed) when its sending domain has a key.
@@ -54,8 +54,25 @@ def _prepare(mailbox: Mailbox, message: EmailMessage) -> None:
 
 
 def uses_sink(mailbox: Mailbox) -> bool:
-    """SANDBOX=1: no email leaves the machine, whatever the mailbox (CONTRACT 1)."""
-    return mailbox.provider == Provider.SANDBOX or bool(settings.SANDBOX)
+    """SANDBOX=1: no email leaves the machine (CONTRACT 1). Sandbox mailboxes always write to the sink; in sandbox
+    mode any other mailbox does too, unless its SMTP server is on this machine (loopback only, e.g. a local test
+    server), where delivering to it leaves nothing."""
+    if mailbox.provider == Provider.SANDBOX:
+        return True
+    return bool(settings.SANDBOX) and not _loopback_only(mailbox.smtp_host)
+
+
+def _loopback_only(host: str) -> bool:
+    import ipaddress
+    import socket
+
+    if not host:
+        return False
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
 
 
 class BlockedAddress(Exception):

@@ -195,13 +195,19 @@ def test_sandbox_mode_keeps_byo_mail_on_the_machine(workspace, cfg, smtp_peer, s
     import mailbox as maildir_lib
 
     settings.SANDBOX = True
-    mbx = mailbox_byo_register(workspace=workspace, cfg=cfg)
     _, handler = smtp_peer
     handler.messages.clear()
-    send_message(mailbox=mbx, message=_msg("lead@example.org"))
-    assert handler.messages == []
+    # a server on this machine still gets the message (nothing leaves the machine) ...
+    local = mailbox_byo_register(workspace=workspace, cfg=cfg)
+    send_message(mailbox=local, message=_msg("lead@example.org"))
+    assert len(handler.messages) == 1
+    # ... any other server does not: the message goes to the sink (TEST-NET address: never contacted)
+    cfg.email, cfg.smtp_host = "ann@elsewhere.test", "192.0.2.1"
+    remote = mailbox_byo_register(workspace=workspace, cfg=cfg, test=False)
+    send_message(mailbox=remote, message=_msg("lead@example.org"))
+    assert len(handler.messages) == 1
     [stored] = list(maildir_lib.Maildir(str(settings.MAIL_SINK_DIR), create=False))
-    assert stored["From"] == "Ann Byo <ann@byo.test>"
+    assert stored["From"] == "Ann Byo <ann@elsewhere.test>"
 
 
 def test_private_addresses_are_refused_unless_allowed(workspace, cfg, settings, live_mode):
