@@ -7,14 +7,17 @@ only once per instance), so one process can start and stop the app repeatedly (t
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
+import weakref
 from typing import Any
 from urllib.parse import urlparse
 
+import anyio
 import mcp_types as types
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
+from django.db import connections
 from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -46,17 +49,24 @@ INSTRUCTIONS = (
 )
 
 
-_executor: ThreadPoolExecutor | None = None
+def _sync(fn):
+    """Sync Django code (ORM) for this HTTP request. Like Django's own ASGI handler, every request to /mcp
+    runs in a ThreadSensitiveContext (see McpAsgiApp), so the key lookup and the tool call of one request
+    share one thread and one database connection, closed when the request ends; concurrent requests run
+    in parallel threads."""
+    return sync_to_async(fn, thread_sensitive=True)
 
 
-def _in_worker(fn):
-    """Run sync Django code (ORM) in the MCP worker pool: one thread per concurrent call, up to
-    MCP_WORKER_THREADS (default 32), so a slow verb does not hold up other calls."""
-    global _executor
-    if _executor is None:
-        _executor = ThreadPoolExecutor(max_workers=getattr(settings, "MCP_WORKER_THREADS", 32),
-                                       thread_name_prefix="mcp")
-    return sync_to_async(fn, thread_sensitive=False, executor=_executor)
+_LIMITERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _call_limiter() -> anyio.CapacityLimiter:
+    """At most MCP_WORKER_THREADS tool calls execute at once per process (per event loop); others queue."""
+    loop = asyncio.get_running_loop()
+    limiter = _LIMITERS.get(loop)
+    if limiter is None:
+        limiter = _LIMITERS[loop] = anyio.CapacityLimiter(getattr(settings, "MCP_WORKER_THREADS", 32))
+    return limiter
 
 
 class ApiKeyVerifier:
@@ -64,7 +74,7 @@ class ApiKeyVerifier:
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
-            key = await _in_worker(_authenticate)(token)
+            key = await _sync(_authenticate)(token)
         except errors.Unauthenticated:
             return None
         return AccessToken(
@@ -78,13 +88,7 @@ class ApiKeyVerifier:
 
 
 def _authenticate(token: str):
-    from django.db import close_old_connections, connections
-
-    close_old_connections()
-    try:
-        return key_authenticate(authorization=f"Bearer {token}")
-    finally:
-        connections.close_all()
+    return key_authenticate(authorization=f"Bearer {token}")
 
 
 def resource_url() -> str:
@@ -112,16 +116,17 @@ def _access_token(ctx) -> AccessToken | None:
 
 
 async def _on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=await _in_worker(tools.list_tools)())
+    return types.ListToolsResult(tools=await _sync(tools.list_tools)())
 
 
 async def _on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
     token = _access_token(ctx)
-    resp = await _in_worker(tools.call_verb_sync)(
-        params.name, params.arguments,
-        api_key=(token.claims or {}).get("api_key") if token else None,
-        bearer=token.token if token else None,
-    )
+    async with _call_limiter():
+        resp = await _sync(tools.call_verb_sync)(
+            params.name, params.arguments,
+            api_key=(token.claims or {}).get("api_key") if token else None,
+            bearer=token.token if token else None,
+        )
     return tools.to_tool_result(resp)
 
 
@@ -197,7 +202,11 @@ class McpAsgiApp:
             )
             await response(scope, receive, send)
             return
-        await self._apps[-1](scope, receive, send)
+        async with ThreadSensitiveContext():
+            try:
+                await self._apps[-1](scope, receive, send)
+            finally:
+                await _sync(connections.close_all)()
 
 
 def build_asgi_app() -> McpAsgiApp:

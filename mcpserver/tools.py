@@ -12,7 +12,6 @@ from typing import Any
 
 import mcp_types as types
 from django.conf import settings
-from django.db import close_old_connections, connections
 
 from accounts.services import key_authenticate
 from core import errors
@@ -155,30 +154,26 @@ def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, api_key=None,
     """Run the verb through `execute` exactly as the REST door does (channel "mcp").
 
     `api_key` is the key the bearer verifier resolved for this HTTP request (else `bearer` is authenticated
-    here). Runs in a worker thread (sync ORM). Each call has its own request id and closes its database
-    connections at the end, like a Django request.
+    here). Runs in the request's worker thread (sync ORM); the MCP app closes the thread's database
+    connection when the HTTP request ends, as Django does for REST. Each call has its own request id.
     """
     request_id = new_id("req_")
-    close_old_connections()
     try:
-        try:
-            key = api_key or key_authenticate(authorization=f"Bearer {bearer}" if bearer else None)
-            verb = verb_for_tool(name)
-            if verb is None:
-                raise errors.NotFound(f"Unknown tool {name!r}.", details={"tool": name})
-            raw = dict(arguments or {})
-            idempotency_key = raw.pop(IDEMPOTENCY_ARG, None)
-            if idempotency_key is not None and not isinstance(idempotency_key, str):
-                raise errors.InvalidRequest(
-                    "idempotency_key must be a string.",
-                    details={"fields": {IDEMPOTENCY_ARG: ["1 to 255 printable ASCII characters."]}},
-                )
-        except Exception as exc:  # noqa: BLE001 - rendered as the error envelope
-            return _error(exc, request_id)
-        ctx = Context(workspace=key.workspace, api_key=key, request_id=request_id, channel="mcp")
-        return execute(verb, ctx=ctx, raw=raw, idempotency_key=idempotency_key)
-    finally:
-        connections.close_all()
+        key = api_key or key_authenticate(authorization=f"Bearer {bearer}" if bearer else None)
+        verb = verb_for_tool(name)
+        if verb is None:
+            raise errors.NotFound(f"Unknown tool {name!r}.", details={"tool": name})
+        raw = dict(arguments or {})
+        idempotency_key = raw.pop(IDEMPOTENCY_ARG, None)
+        if idempotency_key is not None and not isinstance(idempotency_key, str):
+            raise errors.InvalidRequest(
+                "idempotency_key must be a string.",
+                details={"fields": {IDEMPOTENCY_ARG: ["1 to 255 printable ASCII characters."]}},
+            )
+    except Exception as exc:  # noqa: BLE001 - rendered as the error envelope
+        return _error(exc, request_id)
+    ctx = Context(workspace=key.workspace, api_key=key, request_id=request_id, channel="mcp")
+    return execute(verb, ctx=ctx, raw=raw, idempotency_key=idempotency_key)
 
 
 def to_tool_result(resp: VerbResponse) -> types.CallToolResult:

@@ -400,13 +400,30 @@ def test_foreign_host_is_refused_and_base_url_host_allowed(settings, transaction
         assert http_post(live.url, INIT, headers={**auth, "Origin": "https://api.example.com"}).status_code == 200
 
 
-def test_the_key_is_resolved_once_per_call(live, api_key, monkeypatch):
-    """The bearer verifier's lookup is reused for the call (no second key query per tool call)."""
+def test_one_key_lookup_and_one_database_connection_per_call(live, api_key, monkeypatch):
+    """The bearer verifier's key lookup is reused for the call, and both run in the request's thread on one
+    database connection (closed when the request ends), as a REST request does."""
+    from django.db.backends.signals import connection_created
+
     from mcpserver import tools
 
     def second_lookup(**kwargs):
         raise AssertionError("key looked up twice")
 
     monkeypatch.setattr(tools, "key_authenticate", second_lookup)
-    result = call(live, api_key, "test_echo", {"charge": "0.1"})
-    assert not result.is_error and result.structured_content["service"]["credits_charged"] == "0.1"
+    opened = []
+
+    def count(sender, connection, **kwargs):
+        opened.append(connection.alias)
+
+    connection_created.connect(count)
+    try:
+        resp = http_post(live.url, {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                    "params": {"name": "test_echo", "arguments": {"charge": "0.1"}}},
+                         headers={"Authorization": f"Bearer {api_key}", "MCP-Protocol-Version": "2025-06-18"})
+    finally:
+        connection_created.disconnect(count)
+    result = resp.json()["result"]
+    assert resp.status_code == 200 and result["isError"] is False
+    assert result["structuredContent"]["service"]["credits_charged"] == "0.1"
+    assert opened == ["default"]
