@@ -175,6 +175,9 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
         billing.request_close(request_id=call.request_id, status=status, http_status=http_status, charged=charged,
                               usage=record_usage)
         account = billing.account_get(workspace=call.workspace)
+    if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
+        billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
+                                     status=http_status, body=b"", store=False)
     return {"request_id": call.request_id, "credits_charged": format_credits(charged),
             "credits_available": format_credits(account.available_micros)}
 

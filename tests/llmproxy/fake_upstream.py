@@ -73,6 +73,12 @@ class FakeUpstream:
                  "total_tokens": PROMPT_TOKENS + len(words)}
         with_usage = mode != "nousage"
         if not body.get("stream"):
+            if mode == "gate":
+                try:
+                    await self._wait_gate()
+                except asyncio.CancelledError:
+                    self.cut_seen.set()
+                    raise
             out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": mode,
                    "choices": [{"index": 0, "message": {"role": "assistant", "content": " ".join(words)},
                                 "finish_reason": finish}]}

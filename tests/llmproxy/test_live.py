@@ -260,3 +260,28 @@ def test_more_credits_admit_more_streams(live, api_key, workspace, fake):
         chunks = list(c.chat.completions.create(model="fake/pricey", messages=HELLO, stream=True, max_tokens=45))
         assert chunks[-1].model_extra["service"]["credits_charged"] == "19"
     assert account(workspace).balance_micros == START + 60_000_000 - 6 * 19_000_000
+
+
+def test_client_hanging_up_before_a_non_streaming_answer_is_free_and_frees_the_idempotency_key(live, api_key,
+                                                                                               workspace, fake):
+    import socket
+    from urllib.parse import urlparse
+
+    body = json.dumps({"model": "fake/gate", "messages": HELLO}).encode()
+    url = urlparse(live)
+    sock = socket.create_connection((url.hostname, url.port))
+    sock.sendall(b"POST /v1/llm/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 + f"Authorization: Bearer {api_key}\r\nIdempotency-Key: cut-1\r\n".encode()
+                 + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    assert fake.arrived.acquire(timeout=10)  # the upstream has the request; the answer is gated
+    sock.close()
+    wait_for(lambda: RequestRecord.objects.get(workspace=workspace).status == "interrupted", "the interrupted record")
+    rec = RequestRecord.objects.get(workspace=workspace)
+    assert rec.credits_charged_micros == 0
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START, 0)
+    fake.gate.set()
+    retry = httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}", "Idempotency-Key": "cut-1"},
+                       json={"model": "fake/gate", "messages": HELLO})
+    assert retry.status_code == 200 and "Idempotent-Replayed" not in retry.headers
+    assert retry.json()["service"]["credits_charged"] == "0.019"
