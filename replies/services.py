@@ -196,7 +196,7 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
             lead = _mailto_unsubscribe(inbound=inbound, msg=msg, from_email=reply.from_email)
             if lead is not None:  # mail to a List-Unsubscribe mailto address: the signed token names the lead
                 verdict = cl.Verdict(cl.UNSUBSCRIBE, "list_unsubscribe_mailto")
-                reply.campaign, reply.campaign_lead, reply.matched_by = lead.campaign, lead, "unsubscribe_token"
+                reply.campaign, reply.campaign_lead, reply.matched_by = lead.campaign, lead, "mailto_token"
         if model_label is not None and verdict.rule in llm.RULES_IT_MAY_OVERRIDE:
             verdict = cl.Verdict(model_label, "llm")
         if reply is not None:

@@ -231,6 +231,7 @@ def test_list_unsubscribe_mailto_unsubscribes_the_lead_its_token_names(world):
            f"Message-ID: <unsub-1@northwind.io>\r\n\r\nThis message was automatically generated.\r\n").encode()
     inbound = store_and_classify(world, raw)
     reply = inbound.reply
+    assert reply.matched_by == "mailto_token"
     assert (reply.classification, reply.campaign_lead_id, inbound.rule) == ("unsubscribe", world.tom.pk,
                                                                             "list_unsubscribe_mailto")
     assert suppression(world, "tom@northwind.io") == "unsubscribed"
