@@ -46,18 +46,19 @@ SHAPES = {
 def generate(n, seed=7):
     rnd = random.Random(seed)
     countries_w = [1.0] * 45 + [12, 5, 4, 3, 2]
+    companies = []
+    for _c in range(n // 20 + 1):  # about 20 people per company
+        city = f"City {rnd.randrange(600):04d}"
+        companies.append((rnd.choices(COUNTRIES, weights=countries_w)[0], city, f"Region {city[-2:]}",
+                          INDUSTRIES[rnd.randrange(len(INDUSTRIES))], HEADCOUNTS[rnd.randrange(len(HEADCOUNTS))]))
     for i in range(n):
-        c = rnd.randrange(n // 20 + 1)  # about 20 people per company
-        crnd = random.Random(c)
-        country = crnd.choices(COUNTRIES, weights=countries_w)[0]
-        city = f"City {crnd.randrange(600):04d}"
-        industry = INDUSTRIES[crnd.randrange(len(INDUSTRIES))]
-        headcount = HEADCOUNTS[crnd.randrange(len(HEADCOUNTS))]
+        c = rnd.randrange(len(companies))
+        country, city, region, industry, headcount = companies[c]
         title = (SENIORITY[rnd.randrange(len(SENIORITY))] + FUNCTION[rnd.randrange(len(FUNCTION))]
                  + SUFFIX[rnd.randrange(len(SUFFIX))])
         yield (f"fp1:{i:024x}", "Person", f"N{i}", f"Person N{i}", title, f"Company {c}", f"c{c}.example",
-               city, f"Region {city[-2:]}", country, f"https://linkedin.example/in/p{i}", "", "", None, "",
-               title.lower(), industry.lower(), city.lower(), f"region {city[-2:]}".lower(), country.lower(),
+               city, region, country, f"https://linkedin.example/in/p{i}", "", "", None, "",
+               title.lower(), industry.lower(), city.lower(), region.lower(), country.lower(),
                headcount, f"person n{i}", f"linkedin.example/in/p{i}", "")
 
 
@@ -79,7 +80,7 @@ def child(db, rows, repeat, base_repeat):
 
     from leads.providers.base import SearchQuery
     from leads.providers.local import LocalSearch, people_filter
-    from leads.search_index import titles_rebuild
+    from leads.search_index import places_rebuild, titles_rebuild
 
     call_command("migrate", "leads", verbosity=0, skip_checks=True)
     t0 = time.perf_counter()
@@ -101,6 +102,7 @@ def child(db, rows, repeat, base_repeat):
             if batch:
                 cur.executemany(sql, batch)
     titles_rebuild()
+    places_rebuild()
     with connection.cursor() as cur:
         cur.execute("VACUUM ANALYZE" if db == "postgres" else "ANALYZE")
     load_s = time.perf_counter() - t0

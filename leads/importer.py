@@ -21,7 +21,7 @@ from django.db import transaction
 from leads.identity import fingerprint, full_name_of, norm_domain, norm_email, norm_social, norm_text
 from leads.models import Company, IntentSignal, Person
 from leads.providers.base import EMAIL_STATUSES, SIGNAL_TYPES
-from leads.search_index import titles_record
+from leads.search_index import places_record, titles_record
 
 LEAD_COLUMNS = ("first_name", "last_name", "full_name", "title", "company_name", "company_domain", "industry",
                 "headcount", "city", "region", "country", "social_url", "work_email", "work_email_status",
@@ -176,6 +176,7 @@ def _flush_leads(batch: list[dict]) -> None:
                 **{k: d[k] for k in PERSON_FIELDS if k in d and k not in ("headcount",)},
             )
         titles_record(p.title_key for p in people.values())
+        places_record((getattr(p, f"{lvl}_key"), lvl) for p in people.values() for lvl in ("city", "region", "country"))
         Person.objects.bulk_create(list(people.values()), update_conflicts=True, unique_fields=["fingerprint"],
                                    update_fields=list(PERSON_FIELDS))
 

@@ -102,6 +102,43 @@ def titles_rebuild() -> None:
                         "ON CONFLICT (key) DO NOTHING")
 
 
+LEVELS = ("city", "region", "country")
+
+
+def location_condition(values: list[str]) -> Q:
+    """Any value equals the lead's city, region or country (values are lower-cased). The place dictionary says
+    which levels hold each value, so the condition names only those columns (usually one indexed equality)."""
+    from leads.models import LeadPlace
+
+    by_level: dict[str, list[str]] = {}
+    for key, level in LeadPlace.objects.filter(key__in=values).values_list("key", "level"):
+        by_level.setdefault(level, []).append(key)
+    cond = Q(pk__in=[])
+    for level in LEVELS:
+        if level in by_level:
+            cond |= Q(**{f"{level}_key__in": sorted(by_level[level])})
+    return cond
+
+
+def places_record(rows) -> None:
+    """Add (key, level) pairs to the place dictionary (the importer calls this for every batch)."""
+    from leads.models import LeadPlace
+
+    pairs = {(k, lvl) for k, lvl in rows if k}
+    if pairs:
+        LeadPlace.objects.bulk_create([LeadPlace(key=k, level=lvl) for k, lvl in pairs], ignore_conflicts=True)
+
+
+def places_rebuild() -> None:
+    """Fill the place dictionary from the people table."""
+    conflict = "" if connection.vendor == "sqlite" else " ON CONFLICT (key, level) DO NOTHING"
+    verb = "INSERT OR IGNORE" if connection.vendor == "sqlite" else "INSERT"
+    with connection.cursor() as cur:
+        for level in LEVELS:
+            cur.execute(f"{verb} INTO leads_leadplace (key, level) SELECT DISTINCT {level}_key, '{level}' "
+                        f"FROM leads_person WHERE {level}_key <> ''{conflict}")
+
+
 def titles_record(keys) -> None:
     """Add title keys to the dictionary (the importer calls this for every batch)."""
     from leads.models import LeadTitle

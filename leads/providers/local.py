@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from django.db.models import Q
-
 from leads.identity import full_name_of, norm_domain, norm_email, norm_social, norm_text
 from leads.models import IntentSignal, Person
 from leads.providers import register_provider
@@ -20,7 +18,7 @@ from leads.providers.base import (
     SearchQuery,
     Signal,
 )
-from leads.search_index import title_condition
+from leads.search_index import location_condition, title_condition
 
 
 def people_filter(query: SearchQuery):
@@ -30,8 +28,7 @@ def people_filter(query: SearchQuery):
     if query.industries:
         qs = qs.filter(industry_key__in=query.industries)
     if query.locations:
-        locs = query.locations
-        qs = qs.filter(Q(city_key__in=locs) | Q(region_key__in=locs) | Q(country_key__in=locs))
+        qs = qs.filter(location_condition(query.locations))
     if query.headcount_min is not None:
         qs = qs.filter(headcount__gte=query.headcount_min)
     if query.headcount_max is not None:

@@ -81,6 +81,8 @@ def test_fingerprint_stable_across_calls_and_workspaces(api, make_api, dataset):
     ({"locations": ["germany"]}, ["Ben Two"]),
     ({"locations": ["TEXAS", "paris"]}, ["Cy Three", "Di Four"]),
     ({"locations": ["Lond"]}, []),
+    ({"locations": ["berlin", "canada"]}, ["Ben Two", "Ed Five"]),  # a city and region, and a country
+    ({"locations": ["atlantis"]}, []),
     ({"company_headcount": {"min": 50}}, ["Ada One", "Ben Two", "Di Four"]),
     ({"company_headcount": {"max": 50}}, ["Ben Two", "Cy Three"]),
     ({"company_headcount": {"min": 50, "max": 50}}, ["Ben Two"]),
