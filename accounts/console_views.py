@@ -29,7 +29,7 @@ from accounts import console_auth, selectors, services
 from accounts.forms import InviteForm, KeyCreateForm, RoleForm, TopupForm
 from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership
 from core import errors
-from core.money import format_credits
+from core.money import format_credits, parse_credits
 
 SESSION_WORKSPACE = "console_workspace_id"
 
@@ -79,10 +79,10 @@ def console_context(request):
 @login_required
 @require_POST
 def workspace_switch(request):
-    wanted = request.POST.get("workspace", "")
-    if not Membership.objects.filter(user=request.user, workspace_id__in=_uuid_or_none(wanted)).exists():
+    wanted = _uuid_or_none(request.POST.get("workspace", ""))
+    if not Membership.objects.filter(user=request.user, workspace_id__in=wanted).exists():
         raise Http404
-    request.session[SESSION_WORKSPACE] = wanted
+    request.session[SESSION_WORKSPACE] = str(wanted[0])
     nxt = request.POST.get("next") or reverse("console:overview")
     return redirect(nxt if nxt.startswith("/console/") else reverse("console:overview"))
 
@@ -105,8 +105,6 @@ def overview(request, membership):
     ws = membership.workspace
     usage = billing_selectors.usage_get(workspace=ws)
     rows = usage["last_30_days"]
-    from core.money import parse_credits
-
     top = max([parse_credits(r["credits_charged"]) for r in rows] or [0])
     chart = [
         {**r, "pct": (parse_credits(r["credits_charged"]) * 100 // top) if top else 0} for r in rows
