@@ -182,6 +182,8 @@ def to_tool_result(resp: VerbResponse) -> types.CallToolResult:
     meta = {f"{META_PREFIX}http_status": resp.status, f"{META_PREFIX}request_id": resp.request_id}
     if resp.replayed:
         meta[f"{META_PREFIX}idempotent_replayed"] = True
+    if resp.headers:  # what REST sends as headers: RateLimit-*, Retry-After on 429, Idempotent-Replayed
+        meta[f"{META_PREFIX}headers"] = dict(resp.headers)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=resp.body.decode())],
         structured_content=data,

@@ -353,6 +353,10 @@ def test_rate_limit_counts_tool_calls(live, api_key, settings):
     results = mcp_session(live.url, api_key, fn)
     assert [r.is_error for r in results] == [False, False, True]
     assert (error_of(results[2])["code"], results[2].meta["service/http_status"]) == ("rate_limited", 429)
+    assert [r.meta["service/headers"]["RateLimit-Remaining"] for r in results] == ["1", "0", "0"]
+    assert results[0].meta["service/headers"]["RateLimit-Limit"] == "2"
+    assert int(results[2].meta["service/headers"]["Retry-After"]) >= 1
+    assert "Retry-After" not in results[1].meta["service/headers"]
 
 
 # --- HTTP: authentication, metadata, host checks --------------------------------------------------------
