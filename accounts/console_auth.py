@@ -143,6 +143,9 @@ class ConsoleAccountAdapter(DefaultAccountAdapter):
     def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
         if isinstance(context.get("code"), str) and context["code"].startswith(SEED_PREFIX):
             context = {**context, "code": code_from_seed(context["code"], _format_for(template_prefix))}
+        if template_prefix == "account/email/email_confirmation_signup" and context.get("user") is not None:
+            # The link proves the address like the code does (signin_link_consume marks it verified).
+            context = {**context, "signin_link": signin_link_issue(user=context["user"], email=email)}
         if template_prefix == "account/email/login_code" and context.get("code"):
             user = User.objects.filter(email__iexact=email).first()
             if user is not None:

@@ -157,3 +157,19 @@ def test_expired_links_are_purged(owner):
     assert signin_links_purge() == 0
     with time_machine.travel(timezone.now() + timezone.timedelta(days=1, minutes=11)):
         assert signin_links_purge() == 1
+
+
+def test_sign_up_by_link_after_post():
+    from allauth.account.models import EmailAddress
+
+    Client().post("/console/auth/signup/", {"email": "linky@example.com"})
+    link = last_link("linky@example.com")
+    path = "/" + link.split("://", 1)[1].split("/", 1)[1]
+    other_browser = Client()
+    assert other_browser.get(path).status_code == 200
+    assert not EmailAddress.objects.get(email="linky@example.com").verified  # GET changed nothing
+    assert other_browser.post(path).status_code == 302
+    assert EmailAddress.objects.get(email="linky@example.com").verified
+    assert other_browser.get("/console/").status_code == 200
+    m = Membership.objects.get(user__email="linky@example.com")
+    assert CreditAccount.objects.get(pk=m.workspace_id).balance_micros == 300_000_000
