@@ -14,5 +14,5 @@ def ensure_broker_dirs() -> None:
     from django.conf import settings
 
     if not settings.REDIS_URL:
-        for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+        for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
             os.makedirs(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key], exist_ok=True)

@@ -279,6 +279,7 @@ else:
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),  # kombu's default is ./control in the working directory
         "store_processed": False,
     }
 CELERY_BEAT_SCHEDULE = {
