@@ -49,6 +49,8 @@ def new_message_id(domain: str) -> str:
 def _thread(lead: CampaignLead, campaign: Campaign, step_index: int) -> tuple[int, list[SentMessage]]:
     """(index of the step that opened this step's thread, messages sent so far in that thread, in order)."""
     root = max(i for i in range(step_index + 1) if (campaign.steps[i].get("subject") or "").strip())
+    if root == step_index:
+        return root, []  # a step with its own subject opens a new thread: nothing to look up
     sent = list(SentMessage.objects.filter(campaign_lead=lead, state=SentMessage.State.SENT,
                                            step_index__gte=root, step_index__lt=step_index).order_by("step_index"))
     return root, sent

@@ -56,16 +56,24 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
         moves: dict[datetime, list[int]] = defaultdict(list)
         tomorrow = sender.day_start(now) + timedelta(days=1)
         lease = now + LEASE
+        # window answers are the same for every lead of a campaign at this instant: compute once per campaign
+        open_now = {cid: in_window(window, now) for cid, window in windows.items()}
+        next_opening: dict = {}
+        after_cap: dict = {}
         for pk, campaign_id, mailbox_id, step in due:
             window = windows[campaign_id]
-            if not in_window(window, now):
-                moves[next_open(window, now)].append(pk)
+            if not open_now[campaign_id]:
+                if campaign_id not in next_opening:
+                    next_opening[campaign_id] = next_open(window, now)
+                moves[next_opening[campaign_id]].append(pk)
                 stats["outside_window"] += 1
             elif mailbox_id not in mailboxes or mailboxes[mailbox_id].status != Mailbox.Status.ACTIVE:
                 moves[now + sender.MAILBOX_WAIT].append(pk)
                 stats["mailbox_inactive"] += 1
             elif remaining[mailbox_id] <= 0:
-                moves[next_open(window, tomorrow)].append(pk)
+                if campaign_id not in after_cap:
+                    after_cap[campaign_id] = next_open(window, tomorrow)
+                moves[after_cap[campaign_id]].append(pk)
                 stats["capped"] += 1
             else:
                 remaining[mailbox_id] -= 1
