@@ -286,7 +286,7 @@ def _failed_item(obj, reason: str) -> None:
 
 
 def _place_orders(op: Operation, provider, now: datetime) -> bool:
-    """Order every pending domain and mailbox once. True when every order is placed (or failed for good)."""
+    """Order every pending domain once. True when every order is placed (or failed for good)."""
     progress = op.progress or {}
     unknown = set(progress.get("unknown", []))
     tries = progress.setdefault("tries", {})
@@ -316,9 +316,26 @@ def _place_orders(op: Operation, provider, now: datetime) -> bool:
         domain.vendor_ref = ext.ref
         domain.status = SendingDomain.Status.FAILED if ext.status == FAILED else SendingDomain.Status.REGISTERING
         domain.save(update_fields=["vendor_ref", "status"])
-    for mailbox in op.mailboxes.filter(status=Mailbox.Status.PROVISIONING, vendor_ref="").select_related("domain"):
+    progress["unknown"] = sorted(unknown)
+    op.progress = progress
+    op.outcome_unknown = bool(unknown)
+    if not unknown:
+        op.error = None
+    return True
+
+
+def _order_mailboxes(op: Operation, provider, now: datetime) -> bool:
+    """Order each mailbox once its domain is active (vendors need the domain live first). False when the step
+    must stop here (a lost answer or a retryable refusal); the next run goes on from the database state."""
+    progress = op.progress or {}
+    unknown = set(progress.get("unknown", []))
+    tries = progress.setdefault("tries", {})
+    for mailbox in (op.mailboxes.filter(status=Mailbox.Status.PROVISIONING, vendor_ref="")
+                    .select_related("domain").order_by("email")):
         if mailbox.domain.status == SendingDomain.Status.FAILED:
             _failed_item(mailbox, "its domain failed")
+            continue
+        if mailbox.domain.status != SendingDomain.Status.ACTIVE:
             continue
         ref = f"{op.id}:{mailbox.email}"
         try:
@@ -363,7 +380,9 @@ def _poll(op: Operation, provider, now: datetime) -> None:
     for domain in op.domains.filter(status=SendingDomain.Status.REGISTERING):
         try:
             ext = provider.domain_status(ref=domain.vendor_ref)
-        except (ProviderError, OutcomeUnknown):
+        except (ProviderError, OutcomeUnknown) as exc:
+            if deadline_passed:
+                _failed_item(domain, f"deadline passed: {exc}")
             continue  # a read: simply asked again next time
         if ext.status == ACTIVE:
             domain.status, domain.activated_at = SendingDomain.Status.ACTIVE, now
@@ -371,15 +390,14 @@ def _poll(op: Operation, provider, now: datetime) -> None:
             domain.save(update_fields=["status", "activated_at", "dkim_selector", "dkim_private_key_encrypted"])
         elif ext.status == FAILED or deadline_passed:
             _failed_item(domain, ext.detail or "deadline passed")
-    for mailbox in op.mailboxes.filter(status=Mailbox.Status.PROVISIONING).select_related("domain"):
-        if mailbox.domain.status == SendingDomain.Status.FAILED:
-            _failed_item(mailbox, "its domain failed")
-            continue
-        if mailbox.domain.status != SendingDomain.Status.ACTIVE:
-            continue
+    if not _order_mailboxes(op, provider, now):
+        return
+    for mailbox in op.mailboxes.filter(status=Mailbox.Status.PROVISIONING).exclude(vendor_ref="").select_related("domain"):
         try:
             ext = provider.mailbox_status(ref=mailbox.vendor_ref)
-        except (ProviderError, OutcomeUnknown):
+        except (ProviderError, OutcomeUnknown) as exc:
+            if deadline_passed:
+                _failed_item(mailbox, f"deadline passed: {exc}")
             continue
         if ext.status == ACTIVE:
             _activate(mailbox, ext.connection, now)

@@ -185,3 +185,34 @@ def test_unknown_outcome_that_never_reached_the_vendor_is_ordered_after_lookup(r
 
 def test_advance_of_unknown_id_is_harmless(db):
     assert services.operation_advance(operation_id="op_missing") is None
+
+
+def test_mailboxes_are_ordered_only_once_their_domain_is_active(rich_api, rich, scripted):
+    scripted.status_script["ref-getacme.com"] = ["pending", "pending", "active"]
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, rich[1])
+        seen = run_until_final(op_id, traveller)
+    assert seen == ["running", "waiting_external", "succeeded"]
+    orders = [key for kind, key in scripted.calls if kind == "order"]
+    # tryacme.com went active at the first poll, so its mailbox was ordered before getacme.com's five
+    assert orders[:2] == ["getacme.com", "tryacme.com"]
+    assert orders[2:] == ["ann@tryacme.com", "a.lee@getacme.com", "ann.l@getacme.com", "ann.lee@getacme.com",
+                          "ann@getacme.com", "annlee@getacme.com"]
+
+
+def test_live_items_stuck_past_the_deadline_fail_and_are_refunded(rich_api, rich, scripted, settings):
+    settings.SANDBOX = False
+    ws = rich[0]
+    scripted.status_script["ref-tryacme.com"] = ["pending"]  # never goes live
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, rich[1])
+        after = account_get(workspace=ws).available_micros
+        for _ in range(3):
+            tasks.operation_advance(op_id)
+            traveller.shift(timedelta(minutes=6))
+        assert Operation.objects.get(pk=op_id).status == "waiting_external"
+        traveller.shift(services.WAITING_DEADLINE)
+        tasks.operation_advance(op_id)
+        traveller.shift(timedelta(minutes=6))
+        assert tasks.operation_advance(op_id) == "partially_succeeded"
+    assert account_get(workspace=ws).available_micros == after + 2250 * 10**6  # 1500 domain + 750 mailbox
