@@ -1,5 +1,6 @@
 """Operator admin: workspaces (with a credit-grant action), members, keys (never secrets), tokens."""
 
+from allauth.account.decorators import secure_admin_login
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -7,6 +8,9 @@ from django.template.response import TemplateResponse
 
 from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership, User, Workspace
 from core.money import InvalidCreditString, format_credits, parse_credits
+
+# The admin has no password form: signed-out visitors go to the console's emailed-code sign-in.
+admin.site.login = secure_admin_login(admin.site.login)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

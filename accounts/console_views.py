@@ -463,3 +463,8 @@ def signin_link(request, token):
         return render(request, "account/signin_link.html", {"link": None}, status=404)
     login(request, link.user, backend="allauth.account.auth_backends.AuthenticationBackend")
     return redirect(settings.LOGIN_REDIRECT_URL)
+
+
+def no_passwords(request):
+    """There are no passwords in the product: allauth's password pages answer 404."""
+    raise Http404

@@ -1,10 +1,11 @@
 import importlib.util
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from accounts.console_views import no_passwords
 from core.views import healthz, readyz, verb_urlpatterns
 
 handler400 = "core.errors.handler400"
@@ -19,6 +20,8 @@ urlpatterns = [
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),
     path("docs/redoc", SpectacularRedocView.as_view(url_name="openapi"), name="redoc"),
     path("admin/", admin.site.urls),
+    # No passwords anywhere: allauth's password pages (reset, change, set) are not served.
+    re_path(r"^console/auth/password/", no_passwords),
     # allauth's URL names (account_login, …) must stay un-namespaced: allauth reverses them itself.
     path("console/auth/", include("allauth.urls")),
     path("console/", include("accounts.console_urls")),

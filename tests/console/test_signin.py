@@ -173,3 +173,17 @@ def test_sign_up_by_link_after_post():
     assert other_browser.get("/console/").status_code == 200
     m = Membership.objects.get(user__email="linky@example.com")
     assert CreditAccount.objects.get(pk=m.workspace_id).balance_micros == 300_000_000
+
+
+@pytest.mark.parametrize("path", ["/console/auth/password/reset/", "/console/auth/password/change/",
+                                  "/console/auth/password/set/", "/console/auth/password/reset/key/1-x/"])
+def test_no_password_pages(owner, path):
+    c = Client()
+    c.force_login(owner)
+    assert c.get(path).status_code == 404
+    assert Client().post(path, {"email": owner.email}).status_code == 404
+
+
+def test_admin_login_is_the_console_sign_in():
+    resp = Client().get("/admin/login/?next=/admin/")
+    assert resp.status_code == 302 and resp["Location"].startswith("/console/auth/login/")
