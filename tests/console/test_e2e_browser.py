@@ -149,7 +149,9 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
     assert rows[-1]["kind"] == "signup_grant" and rows[-1]["amount_credits"] == "300"
 
     # --- top-ups (sandbox) and members ---------------------------------------------------------------
+    settings.STRIPE_SECRET_KEY = "sk_test_e2e"  # card packs shown (nothing is bought: no button is pressed)
     page.get_by_role("link", name="Top up").click()
+    expect(page.get_by_role("button", name="Buy 1000 credits for USD 10.00")).to_be_visible()
     page.get_by_label("Test credits").fill("1000")
     page.get_by_role("button", name="Add test credits").click()
     expect(page.get_by_text("Added 1,000 sandbox test credits.")).to_be_visible()
