@@ -121,15 +121,23 @@ def mailbox_poll(*, mailbox, batch: int | None = None, conn: imaplib.IMAP4 | Non
         uids = sorted(u for u in (int(x) for x in (data[0] or b"").split()) if u > cursor.last_uid)[:batch]
         for uid in uids:
             raw = _fetch_raw(conn, uid)
-            with transaction.atomic():
-                if raw is not None:
-                    services.inbound_store(mailbox=mailbox, raw=raw, source="imap",
-                                           envelope_to=mailbox.email, imap_uidvalidity=uidvalidity, imap_uid=uid)
-                    stored += 1
-                ImapCursor.objects.filter(pk=cursor.pk).update(last_uid=uid)
+            try:
+                with transaction.atomic():
+                    if raw is not None:
+                        services.inbound_store(mailbox=mailbox, raw=raw, source="imap", envelope_to=mailbox.email,
+                                               imap_uidvalidity=uidvalidity, imap_uid=uid)
+                    ImapCursor.objects.filter(pk=cursor.pk).update(last_uid=uid, stuck_uid=None, stuck_attempts=0)
+            except Exception as exc:  # noqa: BLE001 - a message this code cannot store
+                if not _stuck(cursor, uid, exc):
+                    break  # retried at the next poll; later messages wait behind it (nothing is skipped)
+                continue  # given up on after MAX_STORE_ATTEMPTS polls: recorded in skipped_uids
             if raw is not None:
+                stored += 1
                 conn.uid("STORE", str(uid), "+FLAGS.SILENT", f"({flag})")
-        ImapCursor.objects.filter(pk=cursor.pk).update(last_polled_at=timezone.now(), last_error="", failures=0)
+        done = {"last_polled_at": timezone.now(), "failures": 0}
+        if not ImapCursor.objects.filter(pk=cursor.pk, stuck_uid__isnull=False).exists():
+            done["last_error"] = ""
+        ImapCursor.objects.filter(pk=cursor.pk).update(**done)
     except (ImapError, imaplib.IMAP4.error, OSError) as exc:
         logger.warning("IMAP poll of mailbox %s failed: %s", mailbox.pk, exc)
         ImapCursor.objects.filter(pk=cursor.pk).update(last_error=str(exc)[:2000], failures=cursor.failures + 1,
@@ -142,6 +150,29 @@ def mailbox_poll(*, mailbox, batch: int | None = None, conn: imaplib.IMAP4 | Non
             except Exception:  # noqa: BLE001
                 pass
     return stored
+
+
+MAX_STORE_ATTEMPTS = 3
+
+
+def _stuck(cursor: ImapCursor, uid: int, exc: Exception) -> bool:
+    """A message failed to store. The cursor stays before it, so the next poll tries it again; only after
+    MAX_STORE_ATTEMPTS polls failing on the same UID is it passed over (a poison message must not hold back
+    every later reply, which would stop no sequence and suppress nobody), and recorded in `skipped_uids` for
+    an operator. Returns True when it was passed over."""
+    cursor.refresh_from_db()
+    attempts = cursor.stuck_attempts + 1 if cursor.stuck_uid == uid else 1
+    error = f"storing UID {uid} failed ({attempts}/{MAX_STORE_ATTEMPTS}): {type(exc).__name__}: {exc}"[:2000]
+    if attempts < MAX_STORE_ATTEMPTS:
+        logger.warning("mailbox %s: %s", cursor.mailbox_id, error)
+        ImapCursor.objects.filter(pk=cursor.pk).update(stuck_uid=uid, stuck_attempts=attempts, last_error=error)
+        return False
+    logger.error("mailbox %s: passing over UID %s after %s failed attempts: %s", cursor.mailbox_id, uid, attempts,
+                 exc)
+    skipped = [*cursor.skipped_uids, {"uidvalidity": cursor.uidvalidity, "uid": uid, "error": error}][-100:]
+    ImapCursor.objects.filter(pk=cursor.pk).update(last_uid=uid, stuck_uid=None, stuck_attempts=0,
+                                                   skipped_uids=skipped, last_error=error)
+    return True
 
 
 def mailboxes_to_poll():

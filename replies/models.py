@@ -114,6 +114,10 @@ class ImapCursor(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True, help_text="A poll in progress holds the mailbox.")
     last_error = models.TextField(blank=True, default="")
     failures = models.IntegerField(default=0)
+    stuck_uid = models.BigIntegerField(null=True, blank=True, help_text="A message that failed to store.")
+    stuck_attempts = models.IntegerField(default=0)
+    skipped_uids = models.JSONField(default=list, blank=True,
+                                    help_text="Messages passed over after repeated storage failures (the last 100).")
 
     def __str__(self):
         return f"{self.mailbox_id} {self.folder} {self.uidvalidity}:{self.last_uid}"

@@ -178,6 +178,32 @@ def test_poll_all_dispatches_active_imap_mailboxes_only(dovecot, account, mailbo
     assert InboundMessage.objects.filter(mailbox=mailbox).count() == 1
 
 
+def test_a_message_that_cannot_be_stored_is_retried_then_passed_over(dovecot, account, mailbox, monkeypatch):
+    real = services.inbound_store
+
+    def store(**kw):
+        if b"POISON" in kw["raw"]:
+            raise ValueError("cannot store this one")
+        return real(**kw)
+
+    monkeypatch.setattr(services, "inbound_store", store)
+    append(dovecot, account, msg(50))
+    append(dovecot, account, msg(51, body="POISON"))
+    append(dovecot, account, msg(52))
+    assert replies_imap.mailbox_poll(mailbox=mailbox) == 1  # stops before the poison: nothing behind it skipped
+    cursor = ImapCursor.objects.get(mailbox=mailbox)
+    assert (cursor.last_uid, cursor.stuck_uid, cursor.stuck_attempts) == (1, 2, 1) and "1/3" in cursor.last_error
+    assert replies_imap.mailbox_poll(mailbox=mailbox) == 0
+    assert ImapCursor.objects.get(mailbox=mailbox).stuck_attempts == 2
+    assert replies_imap.mailbox_poll(mailbox=mailbox) == 1  # third failure: passed over, the next one stored
+    cursor = ImapCursor.objects.get(mailbox=mailbox)
+    assert (cursor.last_uid, cursor.stuck_uid) == (3, None)
+    assert [s["uid"] for s in cursor.skipped_uids] == [2]
+    assert sorted(InboundMessage.objects.filter(mailbox=mailbox).values_list("imap_uid", flat=True)) == [1, 3]
+    flags = server_state(dovecot, account)
+    assert b"$OutboundProcessed" not in flags[2] and b"$OutboundProcessed" in flags[3]
+
+
 # last in the module: Dovecot delays later logins from this address after a failed one
 def test_bad_credentials_are_recorded_not_raised(dovecot, account, mailbox):
     from sending.crypto import encrypt
