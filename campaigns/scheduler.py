@@ -37,7 +37,8 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
 
     now = now or timezone.now()
     limit = limit or sender.tick_batch()
-    stats = {"due": 0, "dispatched": 0, "outside_window": 0, "capped": 0, "mailbox_inactive": 0}
+    stats = {"due": 0, "dispatched": 0, "outside_window": 0, "capped": 0, "mailbox_inactive": 0,
+             "mailbox_gone": 0}
     if sweep:
         stats.update(sender.sweep_stuck(now=now))
     dispatched: list[tuple[int, int, datetime]] = []
@@ -54,6 +55,7 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
         for pk, mb in mailboxes.items():
             remaining[pk] = sender.daily_cap(mb, now) - used.get(pk, 0) if mb.status == Mailbox.Status.ACTIVE else 0
         moves: dict[datetime, list[int]] = defaultdict(list)
+        gone: list[int] = []
         tomorrow = sender.day_start(now) + timedelta(days=1)
         lease = now + LEASE
         # window answers are the same for every lead of a campaign at this instant: compute once per campaign
@@ -67,8 +69,11 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
                     next_opening[campaign_id] = next_open(window, now)
                 moves[next_opening[campaign_id]].append(pk)
                 stats["outside_window"] += 1
-            elif mailbox_id not in mailboxes or mailboxes[mailbox_id].status != Mailbox.Status.ACTIVE:
-                moves[now + sender.MAILBOX_WAIT].append(pk)
+            elif mailbox_id not in mailboxes or mailboxes[mailbox_id].status in sender.MAILBOX_GONE:
+                gone.append(pk)
+                stats["mailbox_gone"] += 1
+            elif mailboxes[mailbox_id].status != Mailbox.Status.ACTIVE:
+                moves[now + sender.MAILBOX_WAIT].append(pk)  # suspended: wait for it, never send from it
                 stats["mailbox_inactive"] += 1
             elif remaining[mailbox_id] <= 0:
                 if campaign_id not in after_cap:
@@ -79,6 +84,8 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
                 remaining[mailbox_id] -= 1
                 moves[lease].append(pk)
                 dispatched.append((pk, step, lease))
+        for pk in gone:
+            sender.lead_mailbox_gone(lead_id=pk, now=now)
         for when, pks in moves.items():
             for i in range(0, len(pks), 500):
                 CampaignLead.objects.filter(pk__in=pks[i:i + 500], state=CampaignLead.State.ACTIVE).update(

@@ -36,6 +36,7 @@ RETRY_BASE = timedelta(minutes=5)  # backoff: 5, 10, 20, 40 minutes
 MAILBOX_WAIT = timedelta(hours=1)  # a lead whose mailbox is not active is looked at again after this
 CLAIM_RELEASE_AFTER = timedelta(minutes=10)
 STUCK_AFTER = timedelta(minutes=15)
+MAILBOX_GONE = {"removed", "failed"}
 BOUNCE_CODES = {521, 550, 551, 552, 553, 554, 556}  # recipient-level permanent failures
 
 
@@ -207,6 +208,27 @@ def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: boo
         current.next_send_at = next_open(current.campaign.sending_window, now + delay)
         current.save(update_fields=["attempts", "last_error", "next_send_at"])
     return "retry"
+
+
+def lead_mailbox_gone(*, lead_id: int, now: datetime) -> str:
+    """The lead's sticky mailbox was removed or failed for good. Before any message went out the lead moves to
+    another active mailbox of the workspace; after, its thread cannot continue from another identity, so the
+    lead stops (`mailbox_gone`). With no active mailbox left it waits."""
+    from sending.selectors import mailboxes_active
+
+    with transaction.atomic():
+        lead = CampaignLead.objects.select_for_update().filter(pk=lead_id, state=CampaignLead.State.ACTIVE).first()
+        if lead is None:
+            return "not_active"
+        if SentMessage.objects.filter(campaign_lead=lead).exclude(state=SentMessage.State.FAILED).exists():
+            _stop(lead, "mailbox_gone")
+            return "stopped"
+        active = list(mailboxes_active(workspace=lead.workspace_id))
+        if not active:
+            _reschedule(lead.pk, now + MAILBOX_WAIT)
+            return "waiting"
+        CampaignLead.objects.filter(pk=lead.pk).update(mailbox=active[lead.pk % len(active)])
+        return "reassigned"
 
 
 def sweep_stuck(*, now: datetime | None = None) -> dict:

@@ -328,3 +328,26 @@ def test_celery_task_path(launched, settings):
     finally:
         app.conf.task_always_eager = False
     assert len(sink_messages(settings)) == 2
+
+
+def test_removed_mailbox_before_first_send_reassigns(launched, settings, workspace):
+    campaign, mb = launched
+    other = make_active_mailbox(workspace, email="jo@out-mail.test")
+    Mailbox.objects.filter(pk=mb.pk).update(status="removed")
+    stats = run_tick()
+    assert stats["mailbox_gone"] == 2
+    assert set(CampaignLead.objects.values_list("mailbox_id", flat=True)) == {other.pk}
+    run_tick()
+    assert {m["From"] for m in sink_messages(settings)} == {"Alex Sender <jo@out-mail.test>"}
+
+
+def test_removed_mailbox_mid_thread_stops_lead(launched, settings, clock):
+    campaign, mb = launched
+    run_tick()
+    Mailbox.objects.filter(pk=mb.pk).update(status="failed")
+    clock.shift(timedelta(days=2))
+    run_tick()
+    assert set(CampaignLead.objects.values_list("stop_reason", flat=True)) == {"mailbox_gone"}
+    assert len(sink_messages(settings)) == 2
+    campaign.refresh_from_db()
+    assert campaign.state == "completed"

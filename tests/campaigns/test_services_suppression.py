@@ -58,3 +58,12 @@ def test_selectors(workspace, make_api):
     assert list(selectors.leads_for_address(workspace=workspace, email="A@B.co")) == [lead]
     _, other, _ = make_api()
     assert list(selectors.leads_for_address(workspace=other, email="a@b.co")) == []
+
+
+def test_demo_seed_is_idempotent(workspace):
+    from campaigns import demo
+
+    demo.seed(workspace)
+    demo.seed(workspace)
+    c = Campaign.objects.get(workspace=workspace, name=demo.DEMO_NAME)
+    assert c.state == "draft" and c.leads_accepted == 3 and c.steps[1]["subject"] is None
