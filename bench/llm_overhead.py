@@ -111,6 +111,25 @@ def wait_port(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
     raise RuntimeError(f"port {port} never opened")
 
 
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU of a process and its children (so a proxy that forks workers is counted whole)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    pids = [pid]
+    try:
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            pids.append(int(child))
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
     if not values:
@@ -159,6 +178,8 @@ def main() -> None:
     ap.add_argument("--chunk-ms", type=float, default=10.0)
     ap.add_argument("--levels", default="1,50,200")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per level (level 1: 20x as many)")
+    ap.add_argument("--database-url", default="", help="e.g. postgres://… (default: a fresh SQLite DATA_DIR)")
+    ap.add_argument("--redis-url", default="", help="shared cache for the rate limit, as in production")
     ap.add_argument("--litellm", default="/tmp/litellm-venv/bin/litellm" if Path("/tmp/litellm-venv/bin/litellm").exists() else "")
     args = ap.parse_args()
     if args.serve_upstream:
@@ -183,6 +204,10 @@ def main() -> None:
                "RATE_LIMIT_PER_MINUTE": "100000000", "LOG_LEVEL": "WARNING", "BASE_URL": f"http://127.0.0.1:{svc_port}"}
         env.pop("DATABASE_URL", None)
         env.pop("REDIS_URL", None)
+        if args.database_url:
+            env["DATABASE_URL"] = args.database_url
+        if args.redis_url:
+            env["REDIS_URL"] = args.redis_url
         subprocess.run([PY, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         out = subprocess.run([PY, "manage.py", "create_workspace", "--email", "bench@example.com", "--credits", "10000000",
                               "--json"], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
@@ -197,6 +222,7 @@ def main() -> None:
             "service": (f"http://127.0.0.1:{svc_port}/v1/llm/chat/completions", {"Authorization": f"Bearer {api_key}"},
                         "bench/model"),
         }
+        pids = {"direct": None, "service": procs[-1].pid}
         if args.litellm:
             ll_port = free_port()
             cfg = tmp / "litellm.yaml"
@@ -212,15 +238,19 @@ def main() -> None:
                 "  set_verbose: false\n"
                 "  json_logs: false\n"
             )
-            ll_env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False", "DISABLE_SCHEMA_UPDATE": "true"}
+            master = "sk-bench-" + os.urandom(24).hex()
+            ll_env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False", "DISABLE_SCHEMA_UPDATE": "true",
+                      "LITELLM_MASTER_KEY": master}
             procs.append(subprocess.Popen([args.litellm, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(ll_port),
                                            "--num_workers", "1"], env=ll_env, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.DEVNULL))
             wait_port(ll_port, procs[-1], timeout=300)
-            targets["litellm"] = (f"http://127.0.0.1:{ll_port}/chat/completions", {"Authorization": "Bearer sk-bench"},
+            targets["litellm"] = (f"http://127.0.0.1:{ll_port}/chat/completions", {"Authorization": f"Bearer {master}"},
                                   "bench-model")
+            pids["litellm"] = procs[-1].pid
 
-        print(f"# LLM passthrough added latency: {args.chunks} chunks {args.chunk_ms:g} ms apart per stream; "
+        print(f"# LLM passthrough added latency: {'PostgreSQL' if args.database_url else 'SQLite'}; "
+              f"{args.chunks} chunks {args.chunk_ms:g} ms apart per stream; "
               f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
         rows = []
         for level in [int(x) for x in args.levels.split(",")]:
@@ -229,7 +259,10 @@ def main() -> None:
             for name, (url, headers, model) in targets.items():
                 body = {"model": model, "messages": [{"role": "user", "content": "benchmark"}], "stream": True,
                         "max_tokens": 64}
+                cpu0 = cpu_seconds(pids[name]) if pids[name] else 0.0
                 measured[name] = asyncio.run(run_level(url, headers, body, level, rounds))
+                cpu = (cpu_seconds(pids[name]) - cpu0) if pids[name] else 0.0
+                measured[name]["cpu_ms"] = cpu * 1000 / (measured[name]["n"] + 1)
             base = measured["direct"]
             for name, m in measured.items():
                 added50 = (m["p50"] - base["p50"]) * 1000
@@ -237,19 +270,23 @@ def main() -> None:
                 rows.append((level, name, m, added50, added99, (m["ttft_p50"] - base["ttft_p50"]) * 1000))
                 print(f"c={level:<4} {name:8} n={m['n']:<4} total p50 {m['p50']*1000:8.2f} ms p99 {m['p99']*1000:8.2f} ms | "
                       f"added p50 {added50:7.2f} ms p99 {added99:7.2f} ms | ttft added p50 "
-                      f"{(m['ttft_p50'] - base['ttft_p50']) * 1000:7.2f} ms", flush=True)
+                      f"{(m['ttft_p50'] - base['ttft_p50']) * 1000:7.2f} ms | proxy CPU {m['cpu_ms']:6.2f} ms/stream",
+                      flush=True)
             if "litellm" in measured:
                 ours = measured["service"]["p50"] - base["p50"]
                 theirs = measured["litellm"]["p50"] - base["p50"]
                 ours99 = measured["service"]["p99"] - base["p99"]
                 theirs99 = measured["litellm"]["p99"] - base["p99"]
+                cpu_ratio = measured["service"]["cpu_ms"] / measured["litellm"]["cpu_ms"]
                 print(f"c={level:<4} ratio service/litellm added latency: p50 {ours / theirs if theirs > 0 else float('nan'):.3f}"
-                      f"  p99 {ours99 / theirs99 if theirs99 > 0 else float('nan'):.3f}", flush=True)
-        print("\n| concurrency | target | n | total p50 ms | total p99 ms | added p50 ms | added p99 ms | added TTFT p50 ms |")
-        print("|---|---|---|---|---|---|---|---|")
+                      f"  p99 {ours99 / theirs99 if theirs99 > 0 else float('nan'):.3f}  CPU per stream {cpu_ratio:.3f}",
+                      flush=True)
+        print("\n| concurrency | target | n | total p50 ms | total p99 ms | added p50 ms | added p99 ms | added TTFT p50 ms "
+              "| proxy CPU ms/stream |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for level, name, m, a50, a99, attft in rows:
             print(f"| {level} | {name} | {m['n']} | {m['p50']*1000:.2f} | {m['p99']*1000:.2f} | "
-                  f"{a50:.2f} | {a99:.2f} | {attft:.2f} |")
+                  f"{a50:.2f} | {a99:.2f} | {attft:.2f} | {m['cpu_ms']:.2f} |")
     finally:
         for p in procs:
             p.terminate()

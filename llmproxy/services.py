@@ -36,6 +36,15 @@ def _write():
     return _LockedAtomic()
 
 
+def _release_connection() -> None:
+    """Give the database connection back between begin and finish: otherwise every open stream (and every
+    non-streaming call waiting on its provider) keeps a server connection until the response ends, and a
+    few hundred parallel streams exhaust PostgreSQL's max_connections. SQLite keeps its (cheap, local) one:
+    closing the last connection to a WAL database checkpoints it. Never inside an atomic block (tests)."""
+    if connection.vendor != "sqlite" and not connection.in_atomic_block:
+        connection.close()
+
+
 class _LockedAtomic:
     def __enter__(self):
         _sqlite_writer.acquire()
@@ -137,6 +146,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
             if amount > 0:
                 hold = billing.hold_place(workspace=key.workspace, amount=amount, request_id=request_id)
         record_open = True
+        _release_connection()
         return Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
                     stream=stream, rate=rate, hold=hold, hold_micros=amount, prompt_estimate=prompt,
                     idempotency_key=idempotency_key if idem_claimed else None)

@@ -10,6 +10,7 @@ import time
 import httpx
 import openai
 import pytest
+from django.db import connection
 from openai import OpenAI
 
 from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
@@ -243,6 +244,10 @@ def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settin
         assert fake.arrived.acquire(timeout=10)
     assert not fake.arrived.acquire(timeout=0.2)  # and no sixth stream reached the upstream
     assert account(workspace).reserved_micros == 5 * 60_000_000
+    if connection.vendor == "postgresql":  # open streams do not hold database connections
+        with connection.cursor() as cur:
+            cur.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+            assert cur.fetchone()[0] < 5
     fake.gate.set()
     runner.join(timeout=60)
     assert not runner.is_alive()
