@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from replies import classify as cl
@@ -177,6 +178,8 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
     first = InboundMessage.objects.filter(pk=inbound_id).only("state", "raw").first()
     if first is None or first.state != InboundMessage.State.RECEIVED:
         return first
+    # counted outside the transaction below, so a run that crashes still counts (the sweep gives up at last)
+    InboundMessage.objects.filter(pk=inbound_id).update(attempts=F("attempts") + 1)
     raw = bytes(first.raw)
     msg = cl.parse(raw)
     verdict = cl.classify(raw)
@@ -189,7 +192,6 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
                    .filter(pk=inbound_id).first())
         if inbound is None or inbound.state != InboundMessage.State.RECEIVED:
             return inbound  # another worker got there first
-        inbound.attempts += 1
         reply = Reply.objects.select_related("campaign_lead", "campaign").filter(inbound=inbound).first()
         effects = {}
         if reply is not None and verdict.label != cl.BOUNCE:
@@ -217,7 +219,7 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
                           "returned_message_ids": [_text(m, 998) for m in verdict.returned_message_ids],
                           "stops": verdict.stops, **effects}
         inbound.processed_at = timezone.now()
-        inbound.save(update_fields=["state", "classification", "rule", "detail", "processed_at", "attempts"])
+        inbound.save(update_fields=["state", "classification", "rule", "detail", "processed_at"])
     return inbound
 
 
@@ -272,8 +274,13 @@ def _record_evidence(addresses: list[str], workspace) -> None:
         record_delivery_evidence(email=addr, source="reply", workspace=workspace)
 
 
+MAX_CLASSIFY_ATTEMPTS = 5
+
+
 def inbound_pending(*, older_than_seconds: int = 60, limit: int = 200) -> list[str]:
-    """Ids of messages still unclassified after `older_than_seconds` (their task was lost or failed)."""
+    """Ids of messages still unclassified after `older_than_seconds` (their task was lost or failed), except
+    those that already failed MAX_CLASSIFY_ATTEMPTS times: they stay unclassified (raw kept) for an operator."""
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    return list(InboundMessage.objects.filter(state=InboundMessage.State.RECEIVED, received_at__lte=cutoff)
+    return list(InboundMessage.objects.filter(state=InboundMessage.State.RECEIVED, received_at__lte=cutoff,
+                                              attempts__lt=MAX_CLASSIFY_ATTEMPTS)
                 .order_by("received_at").values_list("pk", flat=True)[:limit])

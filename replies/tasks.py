@@ -1,8 +1,12 @@
 """Celery tasks: each takes ids, re-reads state from the database and is safe to run twice."""
 
+import logging
+
 from celery import shared_task
 
 from replies import services
+
+logger = logging.getLogger("replies")
 
 
 @shared_task(name="replies.tasks.classify_inbound")
@@ -16,7 +20,10 @@ def classify_sweep() -> int:
     """Classify whatever is still unclassified a minute after it arrived (a lost task, a broker outage)."""
     pending = services.inbound_pending(older_than_seconds=60)
     for inbound_id in pending:
-        services.inbound_classify(inbound_id=inbound_id)
+        try:
+            services.inbound_classify(inbound_id=inbound_id)
+        except Exception:  # noqa: BLE001 - one bad message must not hold back the others
+            logger.exception("classifying inbound message %s failed", inbound_id)
     return len(pending)
 
 

@@ -252,3 +252,34 @@ def test_pathological_nesting_is_stored_and_classified(world):
 
     inbound = store_and_classify(world, nested_multipart(1000, subject="Re: hello"))
     assert inbound.state == "processed" and inbound.reply.subject == "Re: hello"
+
+
+def test_sweep_survives_a_message_that_cannot_be_classified(world, monkeypatch):
+    import time_machine
+    from django.utils import timezone
+
+    from replies import classify as cl
+    from replies import tasks
+
+    real = cl.classify
+
+    def classify(raw):
+        if b"POISON" in raw:
+            raise RuntimeError("a classifier bug")
+        return real(raw)
+
+    monkeypatch.setattr(cl, "classify", classify)
+    bad = services.inbound_store(mailbox=world.mailbox, source="smtp", raw=reply_bytes(message_id="<p@x>", body="POISON"))
+    good = services.inbound_store(mailbox=world.mailbox, source="smtp", raw=reply_bytes(
+        message_id="<g@x>", in_reply_to="<msg-0@outreach-sbx.test>"))
+    later = timezone.now() + timedelta(minutes=2)
+    with time_machine.travel(later):
+        assert tasks.classify_sweep() == 2  # the bad one first (oldest); the good one is still classified
+    assert InboundMessage.objects.get(pk=good.inbound.pk).state == "processed"
+    for i in range(4):
+        with time_machine.travel(later + timedelta(minutes=i + 1)):
+            assert tasks.classify_sweep() == 1
+    with time_machine.travel(later + timedelta(minutes=10)):
+        assert tasks.classify_sweep() == 0  # given up after 5 attempts: raw kept, reply unclassified
+    bad.inbound.refresh_from_db()
+    assert (bad.inbound.state, bad.inbound.attempts, bad.inbound.reply.classification) == ("received", 5, None)
