@@ -13,8 +13,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
-
 playwright_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [
@@ -25,6 +23,14 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def browser():
+    # Playwright's sync API keeps an event loop in this thread, which Django's async-safety check would
+    # take for async code; allowed for this module only, so other tests keep the check.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield from _browser()
+
+
+def _browser():
     with playwright_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM,
                               args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
