@@ -192,7 +192,17 @@ def test_exact_balance_edge_and_insufficient_credits(live, api_key, workspace):
     assert balance_micros(workspace) == 0
 
 
-def test_errors_are_tool_errors_carrying_the_envelope(live, api_key, workspace):
+def test_errors_are_tool_errors_carrying_the_envelope(live, api, api_key, workspace):
+    # Same error, same envelope and status as REST (only the request id differs).
+    for code in ("confirmation_denied", "provider_unavailable", "campaign_not_draft"):
+        rest = api.post("/v1/test_echo", {"fail": code})
+        mcp = call(live, api_key, "test_echo", {"fail": code})
+        rest_err, mcp_err = rest.json()["error"], error_of(mcp)
+        assert mcp.meta["service/http_status"] == rest.status_code
+        assert mcp_err.pop("request_id") == mcp.meta["service/request_id"]
+        assert rest_err.pop("request_id") == rest["X-Request-Id"]
+        assert mcp_err == rest_err and mcp_err["code"] == code
+
     result = call(live, api_key, "test_confirm", {"amount": 0, "bogus": 1})
     err = error_of(result)
     assert err["code"] == "invalid_request" and result.meta["service/http_status"] == 400
