@@ -89,7 +89,7 @@ def child(args):
         later = now + timedelta(days=3)
         CampaignLead.objects.bulk_create([
             CampaignLead(campaign=camp, workspace=ws, email=f"{prefix}{i}@lead-bench.test", first_name=f"P{i}",
-                         company_name="Acme", position=i, state="active", mailbox_id=mailbox_ids[i % len(mailbox_ids)],
+                         company_name="Acme", position=i, state="active", mailbox_id=mailbox_ids[(i // due_every + i) % len(mailbox_ids)],
                          next_send_at=now - timedelta(seconds=1) if i % due_every == 0 else later)
             for i in range(n)], batch_size=2000)
         return camp

@@ -19,7 +19,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from campaigns import messages
@@ -112,17 +112,18 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             _reschedule(lead.pk, next_open(window, day_start(now) + timedelta(days=1)))
             return "capped"
         rendered = messages.render_step(lead, campaign, step)
-        try:
-            with transaction.atomic():
-                sent = SentMessage.objects.create(
-                    workspace_id=lead.workspace_id, campaign=campaign, campaign_lead=lead, step_index=step,
-                    mailbox=mailbox, message_id=messages.new_message_id(mailbox.domain_name), to_email=lead.email,
-                    subject=rendered["subject"][:998], in_reply_to=rendered["in_reply_to"],
-                    state=SentMessage.State.CLAIMED, claimed_at=now)
-        except IntegrityError:
+        # the lead row lock serializes claimers of this lead, so check-then-insert is safe here; the partial
+        # unique constraint is the last line of defence (an IntegrityError rolls the whole claim back)
+        if SentMessage.objects.filter(campaign_lead=lead, step_index=step).exclude(
+                state=SentMessage.State.FAILED).exists():
             logger.error("lead %s step %s already has a message: not sending again", lead.pk, step)
             CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None)
             return "duplicate"
+        sent = SentMessage.objects.create(
+            workspace_id=lead.workspace_id, campaign=campaign, campaign_lead=lead, step_index=step,
+            mailbox=mailbox, message_id=messages.new_message_id(mailbox.domain_name), to_email=lead.email,
+            subject=rendered["subject"][:998], in_reply_to=rendered["in_reply_to"],
+            state=SentMessage.State.CLAIMED, claimed_at=now)
         CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None)
 
     # 2. hand over ----------------------------------------------------------------------------------
@@ -173,11 +174,11 @@ def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> st
             return "sent"
         window = campaign.sending_window
         wait = int(campaign.steps[next_step].get("wait_days") or 0)
-        CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
+        moved = CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
             current_step=next_step, next_send_at=next_open(window, add_local_days(window, now, wait)), attempts=0,
             last_error="")
-        # a lead stopped while SMTP was running keeps its stop; only its step counter records the send
-        CampaignLead.objects.filter(pk=lead.pk).exclude(state=CampaignLead.State.ACTIVE).update(current_step=next_step)
+        if not moved:  # stopped while SMTP was running: keeps its stop; only its step counter records the send
+            CampaignLead.objects.filter(pk=lead.pk).update(current_step=next_step)
     return "sent"
 
 
