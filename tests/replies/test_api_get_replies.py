@@ -35,20 +35,30 @@ def world(workspace):
 
 def test_shape_newest_first_and_free(api, world):
     ids = add_replies(world, 3)
-    services.inbound_classify(inbound_id=Reply.objects.get(pk=ids[0]).inbound_id)
     resp = api.post("/v1/get_replies", {})
     assert resp.status_code == 200, resp.content
     body = resp.json()
     assert body["service"]["credits_charged"] == "0" and body["service"]["credits_available"] == "300"
     replies = body["result"]["replies"]
     assert [r["reply_id"] for r in replies] == ids[::-1]
-    oldest = replies[-1]
-    assert oldest == {
+    assert replies[-1] == {
         "reply_id": ids[0], "campaign_id": str(world.campaign.pk), "from_email": "jane@acme.com",
-        "subject": "Re: Quick question", "snippet": "Reply 0: interested", "classification": "interested",
+        "subject": "Re: Quick question", "snippet": "Reply 0: interested", "classification": None,
         "received_at": "2026-11-19T10:00:00.123456Z", "lead_email": "jane@acme.com",
     }
-    assert replies[0]["classification"] is None  # not classified yet
+
+
+def test_a_reply_classified_after_it_was_read_comes_back_with_its_label(api, world):
+    """Polling with since = the newest received_at read never loses a classification: classifying a reply
+    moves its received_at forward to that moment."""
+    ids = add_replies(world, 2)
+    first = api.post("/v1/get_replies", {}).json()["result"]["replies"]
+    assert [r["classification"] for r in first] == [None, None]
+    services.inbound_classify(inbound_id=Reply.objects.get(pk=ids[0]).inbound_id)  # the older one
+    again = api.post("/v1/get_replies", {"since": first[0]["received_at"]}).json()["result"]["replies"]
+    assert [(r["reply_id"], r["classification"]) for r in again] == [(ids[0], "interested")]
+    assert again[0]["received_at"] > first[0]["received_at"]
+    assert api.post("/v1/get_replies", {"since": again[0]["received_at"]}).json()["result"]["replies"] == []
 
 
 def test_since_is_exclusive_and_round_trips_received_at(api, world):
