@@ -53,7 +53,7 @@ def _accepts_confirmation(verb: Verb) -> bool:
 
 def _idempotency_text(verb: Verb) -> str:
     if verb.idempotency == "required":
-        rule = "Required for this tool."
+        rule = "Required for this tool: a call without it is refused with error `idempotency_key_required`."
     elif callable(verb.idempotency):
         rule = ("Required when `confirmation_token` is sent." if _accepts_confirmation(verb)
                 else "Required for some calls (error `idempotency_key_required` says when).")
@@ -100,8 +100,8 @@ def input_schema(verb: Verb) -> dict[str, Any]:
         "type": "string", "minLength": 1, "maxLength": 255, "description": _idempotency_text(verb),
     }
     schema["properties"] = properties
-    if verb.idempotency == "required":
-        schema["required"] = [*schema.get("required", []), IDEMPOTENCY_ARG]
+    # SPEC 4.11: every tool accepts an *optional* idempotency_key, so it is never listed as required in the
+    # schema; a tool whose REST verb demands the key answers `idempotency_key_required`, as its description says.
     return schema
 
 
