@@ -13,6 +13,7 @@ in the same run. Targets: p95 <= 20 ms on PostgreSQL, <= 50 ms on SQLite.
 """
 
 import argparse
+import itertools
 import os
 import random
 import subprocess
@@ -68,12 +69,56 @@ COLUMNS = ["fingerprint", "first_name", "last_name", "full_name", "title", "comp
            "name_key", "social_key", "email_key"]
 
 
-def child(db, rows, repeat, base_repeat):
+def measure_import(db, n):
+    """import_leads on a CSV of n rows (bulk upserts) against a per-row update_or_create baseline, same run."""
+    import csv
+    import io
+
+    from django.core.management import call_command
+
+    from leads.importer import LEAD_COLUMNS, clean_lead
+    from leads.models import Company, Person
+
+    rnd = random.Random(11)
+    path = Path(os.environ["DATA_DIR"]) / "import.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(LEAD_COLUMNS)
+        for i in range(n):
+            c = rnd.randrange(n // 20 + 1)
+            w.writerow([f"First{i}", f"Last{i}", "", rnd.choice(FUNCTION) + " Manager", f"Company {c}",
+                        f"imp{c}.example", rnd.choice(INDUSTRIES), rnd.choice(HEADCOUNTS), f"City {c % 600}",
+                        "", rnd.choice(COUNTRIES), "", f"first{i}@imp{c}.example", "valid", "2026-01-01", ""])
+    t = time.perf_counter()
+    call_command("import_leads", str(path), "--no-progress", stdout=io.StringIO(), stderr=io.StringIO())
+    bulk_s = time.perf_counter() - t
+    t = time.perf_counter()
+    call_command("import_leads", str(path), "--no-progress", stdout=io.StringIO(), stderr=io.StringIO())
+    again_s = time.perf_counter() - t
+    sample = min(n, 2000)
+    with open(path, newline="") as fh:
+        rows = [clean_lead(r) for r in itertools.islice(csv.DictReader(fh), sample)]
+    t = time.perf_counter()
+    for d in rows:  # the naive way: one upsert per row
+        company, _ = Company.objects.update_or_create(domain=d["company_domain"], defaults={"name": d["company_name"]})
+        Person.objects.update_or_create(fingerprint=d["fingerprint"], defaults={
+            "full_name": d["full_name"], "title": d["title"], "company": company, "title_key": d["title"].lower()})
+    naive_s = time.perf_counter() - t
+    Person.objects.all().delete()
+    Company.objects.all().delete()
+    bulk_rate, naive_rate = n / bulk_s, sample / naive_s
+    print(f"[{db}] import_leads {n:,} CSV rows: {bulk_s:.1f}s ({bulk_rate:,.0f} rows/s); re-import (all updates) "
+          f"{again_s:.1f}s; per-row update_or_create baseline {naive_rate:,.0f} rows/s on {sample:,} rows: "
+          f"{bulk_rate / naive_rate:.1f}x", flush=True)
+
+
+def child(db, rows, repeat, base_repeat, import_rows=0):
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     django.setup()
+    from django.core.exceptions import EmptyResultSet
     from django.core.management import call_command
     from django.db import connection, transaction
     from django.utils import timezone
@@ -83,6 +128,8 @@ def child(db, rows, repeat, base_repeat):
     from leads.search_index import places_rebuild, titles_rebuild
 
     call_command("migrate", "leads", verbosity=0, skip_checks=True)
+    if import_rows:
+        measure_import(db, import_rows)
     t0 = time.perf_counter()
     now = timezone.now()
     cols = COLUMNS + ["updated_at"]
@@ -124,6 +171,10 @@ def child(db, rows, repeat, base_repeat):
 
     def baseline_fn(query):
         qs = people_filter(query)
+        try:
+            qs.query.sql_with_params()
+        except EmptyResultSet:  # a value no lead has: nothing to scan
+            return lambda: None
         page_sql, page_params = qs.order_by("id").values_list("id")[:query.limit + 1].query.sql_with_params()
         count_sql, count_params = qs.values("id").query.sql_with_params()
         count_sql = f"SELECT COUNT(*) FROM ({count_sql}) sub"
@@ -167,10 +218,11 @@ def main():
                     help="a PostgreSQL server (any database); the bench creates and drops bench_find_leads")
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--baseline-repeat", type=int, default=5)
+    ap.add_argument("--import-rows", type=int, default=100_000, help="rows for the import_leads measurement (0: skip)")
     ap.add_argument("--child", choices=["sqlite", "postgres"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.rows, args.repeat, args.baseline_repeat)
+        child(args.child, args.rows, args.repeat, args.baseline_repeat, args.import_rows)
         return
     dbs = ["sqlite", "postgres"] if args.db == "both" else [args.db]
     for db in dbs:
@@ -188,7 +240,7 @@ def main():
                     conn.execute("CREATE DATABASE bench_find_leads")
                 env["DATABASE_URL"] = args.pg_url.rsplit("/", 1)[0] + "/bench_find_leads"
             cmd = [sys.executable, __file__, "--child", db, "--rows", str(args.rows), "--repeat", str(args.repeat),
-                   "--baseline-repeat", str(args.baseline_repeat)]
+                   "--baseline-repeat", str(args.baseline_repeat), "--import-rows", str(args.import_rows)]
             subprocess.run(cmd, env=env, check=True, cwd=ROOT)
             if db == "postgres":
                 import psycopg
