@@ -80,7 +80,7 @@ def test_tool_for_a_new_verb_needs_no_per_verb_code():
     assert tool.name == "create_campaign"
     assert tool.input_schema["required"] == ["name", "steps"]  # SPEC 4.11: idempotency_key is optional
     assert "idempotency_key_required" in tool.input_schema["properties"]["idempotency_key"]["description"]
-    assert tool.input_schema["properties"]["idempotency_key"]["description"].startswith("Required for this tool.")
+    assert tool.input_schema["properties"]["idempotency_key"]["description"].startswith("Required for this tool")
     assert tool.description.startswith("Create a draft campaign.\n\nDrafts never send.")
     assert "`campaign:write`" in tool.description and "approval_url" in tool.description
     assert tool.annotations.read_only_hint is False and tool.annotations.open_world_hint is True
