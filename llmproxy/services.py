@@ -188,6 +188,7 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
     if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)
+    _release_connection()
     return {"request_id": call.request_id, "credits_charged": format_credits(charged),
             "credits_available": format_credits(account.available_micros)}
 
@@ -200,6 +201,7 @@ def chat_fail(*, call: Call, error: errors.DomainError) -> None:
         billing.request_close(request_id=call.request_id, status="failed", http_status=error.http_status,
                               error={"code": error.code, "message": error.message})
     idempotency_store(call=call, status=error.http_status, body=None, error=error)
+    _release_connection()
 
 
 def idempotency_store(*, call: Call, status: int, body: bytes | None, error: errors.DomainError | None = None) -> None:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import time
+import weakref
 
 import httpx
 from asgiref.sync import sync_to_async
@@ -25,11 +26,31 @@ logger = logging.getLogger(__name__)
 
 OVERHEAD_HEADER = "X-Passthrough-Overhead-Ms"
 
-_begin = sync_to_async(services.chat_begin)
-_finish = sync_to_async(services.chat_finish)
-_finish_body = sync_to_async(services.chat_finish_body)
-_fail = sync_to_async(services.chat_fail)
-_authenticate = sync_to_async(services.authenticate)
+# At most this many calls of one process are inside a database step at once. Each step holds a connection
+# only while it runs (services release it between begin and finish), so a burst of streams cannot open more
+# than this many connections, whatever the number of streams.
+DB_CONCURRENCY = 32
+_db_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _gated(fn):
+    run = sync_to_async(fn)
+
+    async def call(**kwargs):
+        loop = asyncio.get_running_loop()
+        gate = _db_gates.get(loop)
+        if gate is None:
+            gate = _db_gates.setdefault(loop, asyncio.Semaphore(DB_CONCURRENCY))
+        async with gate:
+            return await run(**kwargs)
+    return call
+
+
+_begin = _gated(services.chat_begin)
+_finish = _gated(services.chat_finish)
+_finish_body = _gated(services.chat_finish_body)
+_fail = _gated(services.chat_fail)
+_authenticate = _gated(services.authenticate)
 
 _background: set[asyncio.Task] = set()
 
