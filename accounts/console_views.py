@@ -457,10 +457,14 @@ def signin_link(request, token):
     """GET shows a confirmation button and changes nothing (mail scanners follow links); POST signs in."""
     if request.method == "GET":
         link = console_auth.signin_link_peek(token=token)
-        return render(request, "account/signin_link.html", {"link": link}, status=200 if link else 404)
-    link = console_auth.signin_link_consume(token=token)
+    else:
+        link = console_auth.signin_link_consume(token=token)
     if link is None:
-        return render(request, "account/signin_link.html", {"link": None}, status=404)
+        messages.error(request, "That sign-in link is no longer valid: links work once and expire after a few "
+                                "minutes. Enter your address to get a new code and link.")
+        return redirect("account_login")
+    if request.method == "GET":
+        return render(request, "account/signin_link.html", {"link": link})
     login(request, link.user, backend="allauth.account.auth_backends.AuthenticationBackend")
     return redirect(settings.LOGIN_REDIRECT_URL)
 

@@ -89,8 +89,10 @@ def test_link_get_does_not_sign_in_post_does_once(owner):
     assert browser.get("/console/").status_code == 200
     # Single use.
     again = Client()
-    assert again.post(path).status_code == 404
-    assert again.get(path).status_code == 404
+    for resp in (again.post(path), again.get(path)):
+        assert resp.status_code == 302 and resp["Location"] == "/console/auth/login/"
+    assert again.get("/console/").status_code == 302
+    assert b"no longer valid" in again.get("/console/auth/login/").content
 
 
 def test_link_token_stored_hashed_and_expires(owner, settings):
@@ -104,7 +106,9 @@ def test_link_token_stored_hashed_and_expires(owner, settings):
     assert token not in row.token_hash and len(row.token_hash) == 64
     path = "/console/auth/link/" + token + "/"
     with time_machine.travel(timezone.now() + timezone.timedelta(seconds=601)):
-        assert Client().post(path).status_code == 404
+        c = Client()
+        assert c.post(path)["Location"] == "/console/auth/login/"
+        assert c.get("/console/").status_code == 302
 
 
 def test_inactive_user_cannot_use_link():
@@ -115,7 +119,8 @@ def test_inactive_user_cannot_use_link():
     user.is_active = False
     user.save()
     path = "/" + url.split("://", 1)[1].split("/", 1)[1]
-    assert Client().post(path).status_code == 404
+    c = Client()
+    assert c.post(path).status_code == 302 and c.get("/console/").status_code == 302
 
 
 def test_session_stores_a_seed_never_the_code(owner):
