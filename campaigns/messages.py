@@ -87,13 +87,13 @@ def build_message(*, lead: CampaignLead, campaign: Campaign, mailbox, rendered: 
     url = unsubscribe_url(lead)
     msg = EmailMessage()
     msg["From"] = mailbox.from_header
-    name = " ".join(p for p in (lead.first_name, lead.last_name) if p)
+    name = " ".join(" ".join(p for p in (lead.first_name, lead.last_name) if p).split())
     local, _, domain = lead.email.rpartition("@")
     try:
         msg["To"] = str(Address(display_name=name, username=local, domain=domain))
     except (ValueError, IndexError):
-        msg["To"] = lead.email
-    msg["Subject"] = rendered["subject"]
+        msg["To"] = str(Address(addr_spec=lead.email))
+    msg["Subject"] = " ".join(rendered["subject"].split())
     msg["Date"] = formatdate(usegmt=True)
     msg["Message-ID"] = f"<{message_id}>"
     if rendered["in_reply_to"]:

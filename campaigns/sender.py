@@ -125,6 +125,14 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             _reschedule(lead.pk, next_open(window, day_start(now) + timedelta(days=1)))
             return "capped"
         rendered = messages.render_step(lead, campaign, step)
+        try:  # build before claiming: a message that cannot be built must never leave a row in `sending`
+            email = messages.build_message(lead=lead, campaign=campaign, mailbox=mailbox, rendered=rendered,
+                                           message_id=messages.new_message_id(mailbox.domain_name))
+        except Exception:
+            logger.exception("lead %s step %s: the message cannot be built; lead stopped", lead.pk, step)
+            _stop(lead, "invalid_message")
+            return "invalid_message"
+        message_id = email["Message-ID"].strip("<>")
         # the lead row lock serializes claimers of this lead, so check-then-insert is safe here; the partial
         # unique constraint is the last line of defence (an IntegrityError rolls the whole claim back)
         if SentMessage.objects.filter(campaign_lead=lead, step_index=step).exclude(
@@ -134,7 +142,7 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             return "duplicate"
         sent = SentMessage.objects.create(
             workspace_id=lead.workspace_id, campaign=campaign, campaign_lead=lead, step_index=step,
-            mailbox=mailbox, message_id=messages.new_message_id(mailbox.domain_name), to_email=lead.email,
+            mailbox=mailbox, message_id=message_id, to_email=lead.email,
             subject=rendered["subject"][:998], in_reply_to=rendered["in_reply_to"],
             state=SentMessage.State.CLAIMED, claimed_at=now)
         CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None)
@@ -145,8 +153,6 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
         return handed
 
     # 3. SMTP ---------------------------------------------------------------------------------------
-    email = messages.build_message(lead=lead, campaign=campaign, mailbox=mailbox, rendered=rendered,
-                                   message_id=sent.message_id)
     try:
         send_message(mailbox=mailbox, message=email)
     except TransientSendError as exc:

@@ -22,8 +22,8 @@ def unknown_variables(text: str, allowed: set[str]) -> list[str]:
 def lead_values(*, email: str, first_name: str = "", last_name: str = "", company_name: str = "",
                 custom: dict | None = None) -> dict[str, str]:
     values = {k: _text(v) for k, v in (custom or {}).items()}
-    values.update({"first_name": first_name or "", "last_name": last_name or "",
-                   "company_name": company_name or "", "email": email or ""})
+    values.update({"first_name": _text(first_name), "last_name": _text(last_name),
+                   "company_name": _text(company_name), "email": _text(email)})
     return values
 
 
@@ -39,8 +39,9 @@ def render(text: str, values: dict[str, str]) -> str:
 
 
 def _text(value) -> str:
+    """A lead value as one line of text (no CR/LF: values also land in Subject and To headers)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return str(value)
+    return " ".join(str(value).split()) if any(c in str(value) for c in "\r\n\t\v\f") else str(value)

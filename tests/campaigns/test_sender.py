@@ -351,3 +351,15 @@ def test_removed_mailbox_mid_thread_stops_lead(launched, settings, clock):
     assert len(sink_messages(settings)) == 2
     campaign.refresh_from_db()
     assert campaign.state == "completed"
+
+
+def test_header_injection_in_lead_values_is_flattened(api, owner, workspace, clock, settings):
+    make_active_mailbox(workspace)
+    leads = [{"email": "eve@x.test", "first_name": "Eve\r\nBcc: victim@x.test", "company_name": "A\nB"}]
+    cid = create(api, leads=leads, steps=[{"subject": "Hi {{first_name}} of {{company_name}}", "body": "x"}],
+                 sending_window=ALWAYS).json()["result"]["campaign_id"]
+    launch(api, cid, owner)
+    run_tick()
+    (msg,) = sink_messages(settings)
+    assert msg["Subject"] == "Hi Eve Bcc: victim@x.test of A B"
+    assert msg["Bcc"] is None and msg["To"].endswith("<eve@x.test>")
