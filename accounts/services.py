@@ -150,12 +150,18 @@ def token_fields(token: ConfirmationToken, plaintext: str) -> dict:
 
 
 def _decide(token: ConfirmationToken, *, user: User | None, status: str) -> ConfirmationToken:
+    expired = False
     with transaction.atomic():
         locked = ConfirmationToken.objects.select_for_update().get(pk=token.pk)
         if locked.is_expired:
+            # Record the expiry, then raise outside the transaction so the status change is kept.
             locked.status = ConfirmationToken.Status.EXPIRED
             locked.save(update_fields=["status"])
-            raise errors.ConfirmationExpired()
+            expired = True
+    if expired:
+        raise errors.ConfirmationExpired()
+    with transaction.atomic():
+        locked = ConfirmationToken.objects.select_for_update().get(pk=token.pk)
         if locked.status == status:
             return locked  # repeating a decision is harmless
         if locked.status != ConfirmationToken.Status.PENDING:

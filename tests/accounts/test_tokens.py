@@ -136,3 +136,16 @@ def test_decisions_are_final(api, owner):
     services.token_deny(token=token, user=owner)
     with pytest.raises(errors.InvalidRequest):
         services.token_approve(token=token, user=owner)
+
+
+def test_deciding_an_expired_token_records_the_expiry(api, owner):
+    import pytest
+
+    from core import errors
+
+    issue(api)
+    token = ConfirmationToken.objects.get()
+    with time_machine.travel(timezone.now() + timezone.timedelta(minutes=16)):
+        with pytest.raises(errors.ConfirmationExpired):
+            services.token_approve(token=token, user=owner)
+    assert ConfirmationToken.objects.get().status == "expired"
