@@ -1,12 +1,30 @@
 """Fixture chain: workspace -> key -> api (an HTTP client that sends the key)."""
 
 import json
+import os
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.test import Client
 
 from tests.factories import make_workspace
+
+# Each test process namespaces its cache keys and, with Redis, deletes only its own keys after each test:
+# a FLUSHDB would wipe what a parallel test run on the same Redis database is using.
+_CACHE_PREFIX = f"t{os.getpid()}"
+django_settings.CACHES["default"]["KEY_PREFIX"] = _CACHE_PREFIX
+
+
+def _clear_own_cache():
+    client_getter = getattr(getattr(cache, "_cache", None), "get_client", None)
+    if django_settings.REDIS_URL and client_getter:
+        client = client_getter(write=True)
+        keys = list(client.scan_iter(match=f"{_CACHE_PREFIX}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    else:
+        cache.clear()
 
 
 @pytest.fixture(autouse=True)
@@ -19,7 +37,7 @@ def _sandbox_dirs(settings, tmp_path):
     settings.MAIL_SINK_DIR = tmp_path / "mail"
     settings.DATA_DIR = tmp_path
     yield
-    cache.clear()
+    _clear_own_cache()
 
 
 class Api:

@@ -58,10 +58,13 @@ def test_operators_can_change_the_limit(api, settings):
 def test_shared_by_two_processes_through_redis(settings):
     settings.RATE_LIMIT_PER_MINUTE = 300
     subject = "xproc-test"
+    prefix = dj_settings.CACHES["default"].get("KEY_PREFIX", "")
     script = textwrap.dedent(f"""
         import django, os
         os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
         django.setup()
+        from django.conf import settings
+        settings.CACHES["default"]["KEY_PREFIX"] = {prefix!r}  # the same namespace as the test process
         from core import ratelimit
         print(sum(ratelimit.hit({subject!r}, limit=300).allowed for _ in range(200)))
     """)
