@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from campaigns import messages
@@ -100,6 +101,8 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
     with transaction.atomic():
         _relaxed_commit()
         lead = (CampaignLead.objects.select_for_update(of=("self",)).select_related("campaign")
+                .annotate(already_sent=Exists(SentMessage.objects.filter(campaign_lead=OuterRef("pk"), step_index=step)
+                                              .exclude(state=SentMessage.State.FAILED)))
                 .filter(pk=lead_id).first())
         if lead is None or lead.state != CampaignLead.State.ACTIVE or lead.current_step != step:
             return "not_due"
@@ -133,10 +136,9 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             _stop(lead, "invalid_message")
             return "invalid_message"
         message_id = email["Message-ID"].strip("<>")
-        # the lead row lock serializes claimers of this lead, so check-then-insert is safe here; the partial
-        # unique constraint is the last line of defence (an IntegrityError rolls the whole claim back)
-        if SentMessage.objects.filter(campaign_lead=lead, step_index=step).exclude(
-                state=SentMessage.State.FAILED).exists():
+        # the lead row lock and the lease serialize claimers of this lead, so check-then-insert is safe here;
+        # the partial unique constraint is the last line of defence (an IntegrityError rolls the claim back)
+        if lead.already_sent:
             logger.error("lead %s step %s already has a message: not sending again", lead.pk, step)
             CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None)
             return "duplicate"
@@ -164,17 +166,16 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
 
 
 def _hand_over(lead: CampaignLead, sent: SentMessage) -> str:
-    """Re-read the lead under lock and flip the claimed row to `sending` (the last point a stop can win)."""
-    with transaction.atomic():
-        state = CampaignLead.objects.select_for_update().filter(pk=lead.pk).values_list("state", flat=True).first()
-        if state != CampaignLead.State.ACTIVE:
-            SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
-                state=SentMessage.State.FAILED, error="lead stopped before the message was handed to SMTP")
-            return "stopped"
-        if not SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
-                state=SentMessage.State.SENDING, sending_at=_now()):
-            return "claim_lost"  # released by the sweeper meanwhile: someone else will send it
-    return "sending"
+    """Flip the claimed row to `sending` if the lead is still active, in one statement (the last point a stop
+    can win: a stop committed before it is seen; one committed after it is too late for this message)."""
+    still_active = CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE)
+    if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).filter(Exists(still_active)).update(
+            state=SentMessage.State.SENDING, sending_at=_now()):
+        return "sending"
+    if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
+            state=SentMessage.State.FAILED, error="lead stopped before the message was handed to SMTP"):
+        return "stopped"
+    return "claim_lost"  # released by the sweeper meanwhile: someone else will send it
 
 
 def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> str:
