@@ -3,8 +3,8 @@
 1. claim: in one transaction, lock the lead, check it is still due (the scheduler's lease), inside its
    sending window, its sticky mailbox active and under its daily cap, and its address not suppressed; then
    create the `SentMessage` row (`claimed`) and park the lead (`next_send_at = NULL`).
-2. hand over: re-read the lead under lock (a reply or unsubscribe may have stopped it) and flip the row to
-   `sending`. From here on the outcome belongs to SMTP.
+2. hand over: flip the row to `sending` in one conditional UPDATE that requires the lead to be still active
+   (a reply or unsubscribe may have stopped it meanwhile). From here on the outcome belongs to SMTP.
 3. SMTP via `sending.transport.send_message`; then `sent` (and schedule the next step), or `failed` on a
    temporary error (retried with backoff) or a bounce (address suppressed as `bounced`).
 
