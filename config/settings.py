@@ -454,3 +454,11 @@ MIDDLEWARE = [
 LOGGING["loggers"].setdefault("httpx", {"level": "WARNING"})
 # Bring-your-own SMTP/IMAP hosts on loopback/private/link-local addresses: allowed in sandbox only by default.
 SENDING_ALLOW_PRIVATE_NETWORKS = env_bool("SENDING_ALLOW_PRIVATE_NETWORKS", SANDBOX)
+
+# --- PostgreSQL connection pool (issue 9) ---------------------------------------------------------------------
+# With CONN_MAX_AGE=0 every request (and every step of an LLM stream) opened a new PostgreSQL connection, i.e.
+# a new server process: the largest per-call cost under load. Django's psycopg pool keeps up to
+# DATABASE_POOL_MAX connections per process (0 turns the pool off); a request waits for a free one.
+DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 20)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_MAX > 0:
+    DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": DATABASE_POOL_MAX, "timeout": 30}
