@@ -14,6 +14,7 @@ Only `active` mailboxes may send; anything else raises `PermanentSendError(smtp_
 
 from __future__ import annotations
 
+import functools
 import smtplib
 import ssl
 from email.message import EmailMessage
@@ -117,12 +118,20 @@ def _dkim_sign(mailbox: Mailbox, raw: bytes) -> bytes:
 
 def tls_context() -> ssl.SSLContext:
     """Certificate-verifying TLS for mailbox servers. SENDING_TLS_CA_FILE adds a private CA (e.g. a company's own
-    mail server); SENDING_SMTP_TLS_INSECURE=1 disables verification (local development only)."""
+    mail server); SENDING_SMTP_TLS_INSECURE=1 disables verification (local development only).
+
+    Contexts are built once per configuration and shared (an SSLContext is safe to share between threads;
+    loading the system CA store for every message cost more than the SMTP dialogue itself)."""
+    return _tls_context(getattr(settings, "SENDING_TLS_CA_FILE", "") or "",
+                        bool(getattr(settings, "SENDING_SMTP_TLS_INSECURE", False)))
+
+
+@functools.lru_cache(maxsize=8)
+def _tls_context(ca_file: str, insecure: bool) -> ssl.SSLContext:
     context = ssl.create_default_context()
-    ca_file = getattr(settings, "SENDING_TLS_CA_FILE", "")
     if ca_file:
         context.load_verify_locations(cafile=ca_file)
-    if getattr(settings, "SENDING_SMTP_TLS_INSECURE", False):
+    if insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
@@ -131,14 +140,13 @@ def tls_context() -> ssl.SSLContext:
 def smtp_connect(*, host: str, port: int, security: str, username: str, password: str,
                  timeout: float = SMTP_TIMEOUT_SECONDS) -> smtplib.SMTP:
     """Open an authenticated SMTP session; raises SendError subclasses. Used by sends and connection tests."""
-    context = tls_context()
     try:
         check_host_allowed(host, port)
     except BlockedAddress as exc:
         raise PermanentSendError(str(exc), None) from exc
     try:
         if security == Mailbox.Security.SSL:
-            smtp = smtplib.SMTP_SSL(host, port, timeout=timeout, context=context)
+            smtp = smtplib.SMTP_SSL(host, port, timeout=timeout, context=tls_context())
         else:
             smtp = smtplib.SMTP(host, port, timeout=timeout)
             smtp.ehlo()
@@ -146,7 +154,7 @@ def smtp_connect(*, host: str, port: int, security: str, username: str, password
                 if not smtp.has_extn("starttls"):
                     smtp.close()
                     raise PermanentSendError(f"{host}:{port} does not offer STARTTLS", None)
-                smtp.starttls(context=context)
+                smtp.starttls(context=tls_context())
                 smtp.ehlo()
         if username:
             smtp.login(username, password)
