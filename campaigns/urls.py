@@ -1,7 +1,12 @@
-from django.urls import path
+from django.urls import include, path
 
-from campaigns import views
+from campaigns import console_views, views
+
+console = ([
+    path("", console_views.suppression_list, name="suppressions"),
+], "campaigns_console")
 
 urlpatterns = [
     path("u/<str:token>", views.unsubscribe, name="campaigns-unsubscribe"),
+    path("console/suppressions/", include(console)),
 ]
