@@ -64,10 +64,11 @@ ALL_ERRORS: list[type[DomainError]] = [
     OperationUnknownState,
 ]
 RETRYABLE_CODES = frozenset(e.code for e in ALL_ERRORS if e.retryable)
-# Outcomes an idempotent retry must execute again instead of replaying: the retryable codes, and
-# confirmation_pending (the agent is told to call again with the same token and the same key once a human
-# has approved; replaying the stored 409 would make that retry fail forever).
-IDEMPOTENCY_UNSTORED_CODES = RETRYABLE_CODES | frozenset({"confirmation_pending"})
+# Outcomes an idempotent retry must execute again instead of replaying: the retryable codes (CONTRACT 2), and
+# two outcomes where nothing happened and the caller is told to come back with the same call once a human has
+# acted: confirmation_pending (approve) and insufficient_credits (top up). Replaying the stored error would make
+# that retry, with the same Idempotency-Key as SPEC 4.11 asks, fail forever.
+IDEMPOTENCY_UNSTORED_CODES = RETRYABLE_CODES | frozenset({"confirmation_pending", "insufficient_credits"})
 
 
 def error_body(exc: DomainError, request_id: str | None) -> dict:

@@ -170,3 +170,17 @@ def test_body_json_is_compact_utf8(api):
     r = api.post("/v1/test_echo", {"payload": "Zoë"})
     assert json.loads(r.content)["result"]["echo"] == "Zoë"
     assert "Zoë".encode() in r.content
+
+
+def test_insufficient_credits_is_not_replayed_so_a_retry_after_top_up_executes(api, workspace):
+    from billing.services import credits_grant
+
+    h = {"Idempotency-Key": "after-top-up"}
+    first = api.post("/v1/test_echo", {"charge": "400"}, headers=h)
+    assert first.status_code == 402
+    credits_grant(workspace=workspace, amount=200_000_000, memo="top-up")
+    second = api.post("/v1/test_echo", {"charge": "400"}, headers=h)
+    assert second.status_code == 200 and "Idempotent-Replayed" not in second
+    assert second.json()["service"]["credits_charged"] == "400"
+    third = api.post("/v1/test_echo", {"charge": "400"}, headers=h)
+    assert third["Idempotent-Replayed"] == "true" and third.content == second.content
