@@ -193,14 +193,26 @@ def cache_store(*, workspace, query: PersonQuery, contact: Contact, result: dict
             pass
 
 
+# Our own verifier's statuses (leads.verification) as enrich statuses. Conservative: a risky address is not
+# called valid, and an address our verifier found invalid is not returned at all (the call is then a miss).
+VERIFIER_TO_ENRICH = {"valid": "valid", "catch_all_valid": "catch_all", "catch_all_unknown": "catch_all",
+                      "risky": "unknown", "invalid": "not_found"}
+
+
 def email_status(contact: Contact) -> str:
-    """The source's status, degraded to `unknown` when the verification is missing or older than 30 days."""
+    """The address's status: the newest conclusive verification within 30 days, whether the data source's or
+    this service's own (verify_email results are stored and reused); `unknown` when neither is fresh."""
+    from leads.verification.selectors import latest_verification
+
+    fresh = timedelta(days=settings.LEADS_EMAIL_FRESH_DAYS)
+    verified = contact.work_email_verified_at
+    ours = latest_verification(email=contact.work_email, max_age=fresh) if contact.work_email else None
+    if ours is not None and (verified is None or ours.checked_at.date() >= verified):
+        return VERIFIER_TO_ENRICH.get(ours.status, "unknown")
     status = contact.work_email_status or "unknown"
     if status not in ("valid", "catch_all"):
         return status
-    verified = contact.work_email_verified_at
-    fresh_since = timezone.now().date() - timedelta(days=settings.LEADS_EMAIL_FRESH_DAYS)
-    if verified is None or verified < fresh_since:
+    if verified is None or verified < timezone.now().date() - fresh:
         return "unknown"
     return status
 

@@ -293,3 +293,42 @@ def test_a_miss_from_one_provider_and_a_failure_from_another_is_a_free_miss(api,
     providers(enrich=["local", "down"], register=[("enrich", Down)])
     r = api.post(URL, {"person": {"full_name": "Nobody Here", "company_domain": "acme.com"}})
     assert r.status_code == 200 and r.json()["result"]["outcome"] == "miss"
+
+
+def _our_verification(email, status, days_ago):
+    from django.utils import timezone
+
+    from leads.verification.models import Verification
+
+    Verification.objects.create(email=email, domain=email.split("@")[1], status=status, reason="test",
+                                checked_at=timezone.now() - timedelta(days=days_ago))
+
+
+@pytest.mark.parametrize("ours,expected", [
+    ("valid", "valid"), ("catch_all_valid", "catch_all"), ("catch_all_unknown", "catch_all"), ("risky", "unknown"),
+])
+def test_a_fresh_verification_by_this_service_refreshes_a_stale_source(api, ours, expected):
+    load_leads(person(social_url="https://www.linkedin.example/in/ada-v", work_email="ada@acme.com",
+                      work_email_status="valid", work_email_verified_at=(TODAY - timedelta(days=90)).isoformat()))
+    _our_verification("ada@acme.com", ours, days_ago=3)
+    r = api.post(URL, {"person": {"social_url": "https://www.linkedin.example/in/ada-v"}})
+    assert r.status_code == 200, r.content
+    assert r.json()["result"]["contact"]["work_email_status"] == expected
+    assert r.json()["service"]["credits_charged"] == "5"
+
+
+def test_a_newer_invalid_verification_hides_the_email_and_is_a_free_miss(api):
+    load_leads(person(social_url="https://www.linkedin.example/in/ada-i", work_email="ada@acme.com",
+                      work_email_status="valid", work_email_verified_at=(TODAY - timedelta(days=10)).isoformat()))
+    _our_verification("ada@acme.com", "invalid", days_ago=1)
+    r = api.post(URL, {"person": {"social_url": "https://www.linkedin.example/in/ada-i"}})
+    assert r.json()["result"]["outcome"] == "miss" and r.json()["service"]["credits_charged"] == "0"
+
+
+def test_an_older_or_stale_verification_by_this_service_does_not_override(api):
+    load_leads(person(social_url="https://www.linkedin.example/in/ada-o", work_email="ada@acme.com",
+                      work_email_status="valid", work_email_verified_at=(TODAY - timedelta(days=2)).isoformat()))
+    _our_verification("ada@acme.com", "invalid", days_ago=5)   # older than the source's own check
+    _our_verification("ada@acme.com", "invalid", days_ago=45)  # stale
+    r = api.post(URL, {"person": {"social_url": "https://www.linkedin.example/in/ada-o"}})
+    assert r.json()["result"]["contact"]["work_email_status"] == "valid"
