@@ -7,6 +7,7 @@ find_intent always has something inside its 90-day window. Domains use the reser
 import random
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from leads import importer
@@ -89,5 +90,9 @@ def seed(workspace, stdout):
     lead_report = importer.import_leads((i, row, None) for i, row in enumerate(leads, start=1))
     IntentSignal.objects.filter(evidence_url__startswith=DEMO_EVIDENCE_PREFIX).delete()
     signal_report = importer.import_signals((i, row, None) for i, row in enumerate(signals, start=1))
+    # Name companies that really carry the default signals (hiring, funding) so the hint gives a hit.
+    recent = (today - timedelta(days=settings.LEADS_INTENT_WINDOW_DAYS)).isoformat()
+    example = sorted({s["company_domain"] for s in signals
+                      if s["signal"] in ("hiring", "funding") and s["observed_at"] >= recent})[:2]
     stdout.write(f"leads: {lead_report.loaded} demo people at {COMPANIES} companies, {signal_report.loaded} signals "
-                 f"(try find_leads with titles [\"sales\"], or find_intent with [\"acme-labs.example\"])")
+                 f"(try find_leads with titles [\"sales\"], or find_intent with {example})")
