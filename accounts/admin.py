@@ -7,21 +7,12 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.template.response import TemplateResponse
 
 from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership, User, Workspace
+from core.admin import ReadOnlyAdmin
 from core.money import InvalidCreditString, format_credits, parse_credits
 
 # The admin has no password form: signed-out visitors go to the console's emailed-code sign-in.
 admin.site.login = secure_admin_login(admin.site.login)
 
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(User)

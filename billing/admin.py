@@ -2,8 +2,8 @@
 
 from django.contrib import admin
 
-from accounts.admin import ReadOnlyAdmin
 from billing.models import CheckoutSession, CreditAccount, Hold, LedgerEntry, RequestRecord
+from core.admin import ReadOnlyAdmin
 from core.money import format_credits
 
 

@@ -2,18 +2,8 @@
 
 from django.contrib import admin
 
+from core.admin import ReadOnlyAdmin
 from replies.models import ImapCursor, InboundMessage, Reply
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(InboundMessage)
