@@ -190,7 +190,9 @@ def _flush_leads(batch: list[dict]) -> None:
                         list(people.values()))  # file order: it is the order find_leads returns
 
 
-def import_leads(rows: Iterable[tuple[int, dict | None, str | None]], *, progress=None) -> ImportReport:
+def _import(rows: Iterable[tuple[int, dict | None, str | None]], clean, flush, progress=None) -> ImportReport:
+    """Clean each (line number, row, parse error) and flush in batches; a bad row is reported with its line
+    number and the good rows still load."""
     report = ImportReport()
     batch: list[dict] = []
     for lineno, row, parse_error in rows:
@@ -199,17 +201,21 @@ def import_leads(rows: Iterable[tuple[int, dict | None, str | None]], *, progres
         try:
             if parse_error:
                 raise RowError(parse_error)
-            batch.append(clean_lead(row))
+            batch.append(clean(row))
         except RowError as exc:
             report.rejected += 1
             report.errors.append((lineno, str(exc)))
             continue
         report.loaded += 1
         if len(batch) >= BATCH:
-            _flush_leads(batch)
+            flush(batch)
             batch = []
-    _flush_leads(batch)
+    flush(batch)
     return report
+
+
+def import_leads(rows: Iterable[tuple[int, dict | None, str | None]], *, progress=None) -> ImportReport:
+    return _import(rows, clean_lead, _flush_leads, progress)
 
 
 # --- signals --------------------------------------------------------------------------------------
@@ -235,22 +241,4 @@ def _flush_signals(batch: list[dict]) -> None:
 
 
 def import_signals(rows: Iterable[tuple[int, dict | None, str | None]], *, progress=None) -> ImportReport:
-    report = ImportReport()
-    batch: list[dict] = []
-    for lineno, row, parse_error in rows:
-        if progress is not None:
-            progress.update(1)
-        try:
-            if parse_error:
-                raise RowError(parse_error)
-            batch.append(clean_signal(row))
-        except RowError as exc:
-            report.rejected += 1
-            report.errors.append((lineno, str(exc)))
-            continue
-        report.loaded += 1
-        if len(batch) >= BATCH:
-            _flush_signals(batch)
-            batch = []
-    _flush_signals(batch)
-    return report
+    return _import(rows, clean_signal, _flush_signals, progress)
