@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -74,25 +75,52 @@ def key_create(*, workspace: Workspace, name: str = "default", scopes=(), create
     return key, plaintext
 
 
-def key_authenticate(*, authorization: str | None) -> ApiKey:
-    """`Authorization: Bearer service_sk_live_…` -> the active key, or raise Unauthenticated."""
+# Per-process cache of successful key lookups, used only by callers that ask for it (`cache_seconds`, the
+# LLM passthrough's hot path): keyed by the keyed hash of the full secret, so only the exact secret hits it.
+# A revocation made in this process drops the entry at once; one made in another process is honoured once the
+# entry expires (at most `cache_seconds`, default LLM_KEY_CACHE_SECONDS = 5).
+_key_cache: dict[str, tuple[float, ApiKey]] = {}
+_KEY_CACHE_MAX = 10_000
+
+
+def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0) -> ApiKey:
+    """`Authorization: Bearer service_sk_live_…` -> the active key, or raise Unauthenticated.
+
+    `cache_seconds` > 0: a key found valid in this process within that many seconds is returned without a query."""
     if not authorization:
         raise errors.Unauthenticated()
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token.startswith(KEY_PREFIX) or len(token) < len(KEY_PREFIX) + 32:
         raise errors.Unauthenticated()
+    digest = _key_hash(token)
+    if cache_seconds > 0:
+        cached = _key_cache.get(digest)
+        if cached is not None and cached[0] > time.monotonic() and cached[1].is_active:
+            return cached[1]
     key = ApiKey.objects.select_related("workspace").filter(prefix=token[: len(KEY_PREFIX) + _LOOKUP_LEN]).first()
-    if key is None or not hmac.compare_digest(key.hashed_secret, _key_hash(token)) or not key.is_active:
+    if key is None or not hmac.compare_digest(key.hashed_secret, digest) or not key.is_active:
+        _key_cache.pop(digest, None)
         raise errors.Unauthenticated()
     now = timezone.now()
     if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # coarse, to keep hot paths write-light
         key.last_used_at = now
+    if cache_seconds > 0:
+        if len(_key_cache) >= _KEY_CACHE_MAX:
+            _key_cache.clear()
+        _key_cache[digest] = (time.monotonic() + cache_seconds, key)
     return key
 
 
+def _key_cache_drop(pk) -> None:
+    for digest, (_, cached) in list(_key_cache.items()):
+        if cached.pk == pk:
+            _key_cache.pop(digest, None)
+
+
 def key_revoke(*, key: ApiKey) -> ApiKey:
+    _key_cache_drop(key.pk)
     if key.revoked_at is None:
         ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
         key.refresh_from_db()

@@ -172,6 +172,72 @@ def request_close(*, request_id: str, status: str, http_status: int, charged: in
     RequestRecord.objects.filter(pk=request_id).update(**fields)
 
 
+# --- the LLM passthrough's hot path: the same rules in fewer statements -----------------------------------
+def request_open_with_hold(*, request_id: str, workspace: Workspace, verb: str, amount: int, api_key=None,
+                           channel: str = "rest") -> Hold | None:
+    """`request_open` and `hold_place` in one transaction (one commit, no savepoints). The record is opened
+    either way; the hold is placed only when the available balance covers `amount` (the same conditional
+    UPDATE as hold_place). Returns the hold, or None when `amount` is 0 or the balance is short (the caller
+    then refuses with InsufficientCredits and closes the record)."""
+    with transaction.atomic(savepoint=False):
+        RequestRecord.objects.create(id=request_id, workspace=workspace, verb=verb, api_key=api_key, channel=channel)
+        if amount <= 0:
+            return None
+        updated = CreditAccount.objects.filter(
+            pk=workspace.pk, balance_micros__gte=F("reserved_micros") + amount
+        ).update(reserved_micros=F("reserved_micros") + amount)
+        if updated != 1:
+            return None
+        return Hold.objects.create(
+            account_id=workspace.pk, request_id=request_id, amount_micros=amount,
+            expires_at=timezone.now() + timedelta(seconds=settings.HOLD_TTL_SECONDS),
+        )
+
+
+def hold_settle_close(*, hold: Hold | None, charge: int, workspace: Workspace, request_id: str, status: str,
+                      http_status: int, verb: str = "", usage: dict | None = None,
+                      error: dict | None = None) -> tuple[int, int]:
+    """`hold_settle` + `request_close` + the available balance afterwards, in one transaction with the
+    fewest statements. Returns (charged, available_micros).
+
+    The hold is claimed by a conditional UPDATE (held -> captured/released), so it resolves exactly once
+    whoever else tries (the expiry sweep goes through hold_settle, which re-reads the status under a row
+    lock); the reserve and the charge then move in one UPDATE of the account and one ledger entry. A charge
+    above the hold takes hold_settle's general path (capped by the available balance)."""
+    if charge < 0:
+        raise ValueError("charge must not be negative")
+    charged = 0
+    balance = reserved = None
+    with transaction.atomic(savepoint=False):
+        if hold is not None and charge > hold.amount_micros:
+            charged = hold_settle(hold=hold, charge=charge, verb=verb)
+        elif hold is not None:
+            claimed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.HELD).update(
+                status=Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED, captured_micros=charge,
+                resolved_at=timezone.now(),
+            )
+            if claimed != 1:  # resolved already (e.g. expired and swept): what it captured then stands
+                charged = Hold.objects.values_list("captured_micros", flat=True).get(pk=hold.pk)
+            else:
+                CreditAccount.objects.filter(pk=hold.account_id).update(
+                    reserved_micros=F("reserved_micros") - hold.amount_micros, balance_micros=F("balance_micros") - charge,
+                )
+                balance, reserved = CreditAccount.objects.values_list("balance_micros", "reserved_micros").get(
+                    pk=hold.account_id)
+                if charge > 0:
+                    LedgerEntry.objects.create(account_id=hold.account_id, kind=LedgerEntry.Kind.CHARGE, amount_micros=-charge,
+                                               balance_after_micros=balance, request_id=hold.request_id, verb=verb)
+                charged = charge
+                hold.status = Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED
+                hold.captured_micros = charge
+        request_close(request_id=request_id, status=status, http_status=http_status, charged=charged, usage=usage,
+                      error=error)
+        if balance is None:
+            balance, reserved = CreditAccount.objects.values_list("balance_micros", "reserved_micros").get(
+                pk=workspace.pk)
+    return charged, balance - reserved
+
+
 # --- idempotency (CONTRACT section 2) ---------------------------------------------------------------
 IN_PROGRESS_LEASE = timedelta(minutes=15)
 

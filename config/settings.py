@@ -462,3 +462,11 @@ SENDING_ALLOW_PRIVATE_NETWORKS = env_bool("SENDING_ALLOW_PRIVATE_NETWORKS", SAND
 DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 20)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_MAX > 0:
     DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": DATABASE_POOL_MAX, "timeout": 30}
+
+# --- LLM passthrough hot path (issue 9) -----------------------------------------------------------------------
+# Seconds a successfully authenticated API key is reused by one process on the LLM routes without a query. A key
+# revoked through accounts.services.key_revoke in the same process stops at once; elsewhere within this many
+# seconds. 0 = look the key up on every call.
+LLM_KEY_CACHE_SECONDS = env_int("LLM_KEY_CACHE_SECONDS", 5)
+# Threads running the LLM routes' database steps when served by llmproxy.asgi (SQLite: always 1, it has one writer).
+LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)

@@ -9,6 +9,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
 from accounts.services import key_authenticate
@@ -90,7 +91,7 @@ def authenticate(*, authorization: str | None, request_id: str):
     """Key and rate limit for the routes that are not chat (GET /v1/llm/models)."""
     rate = None
     try:
-        key = key_authenticate(authorization=authorization)
+        key = key_authenticate(authorization=authorization, cache_seconds=settings.LLM_KEY_CACHE_SECONDS)
         rate = ratelimit_hit(f"key:{key.pk}")
         if not rate.allowed:
             raise errors.RateLimited()
@@ -119,7 +120,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
     record_open = idem_claimed = past_idempotency = False
     hold = None
     try:
-        key = key_authenticate(authorization=authorization)
+        key = key_authenticate(authorization=authorization, cache_seconds=settings.LLM_KEY_CACHE_SECONDS)
         rate = ratelimit_hit(f"key:{key.pk}")
         if not rate.allowed:
             raise errors.RateLimited()
@@ -139,13 +140,15 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         model = validate(body)
         prompt = metering.prompt_estimate(body)
         amount = model.charge_for(metering.hold_tokens(body))
-        # One transaction (one commit) for the record and the hold: the hot path's write cost.
+        # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
         with _write():
-            billing.request_open(request_id=request_id, workspace=key.workspace, verb=VERB, api_key=key,
-                                 channel=channel)
-            if amount > 0:
-                hold = billing.hold_place(workspace=key.workspace, amount=amount, request_id=request_id)
+            hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,
+                                                  amount=amount, api_key=key, channel=channel)
         record_open = True
+        if amount > 0 and hold is None:
+            available = billing.account_get(workspace=key.workspace).available_micros
+            raise errors.InsufficientCredits(
+                details={"required": format_credits(amount), "credits_available": format_credits(available)})
         _release_connection()
         return Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
                     stream=stream, rate=rate, hold=hold, hold_micros=amount, prompt_estimate=prompt,
@@ -177,29 +180,25 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
     """Settle the hold to the exact charge of `usage` (the rest released in the same transaction), close
     the request record; returns the `service` envelope."""
     charge = call.model.charge_for(usage["total_tokens"]) if usage else 0
-    charged = 0
+    record_usage = {"model": call.model.id, **usage} if usage else None
     with _write():
-        if call.hold is not None:
-            charged = billing.hold_settle(hold=call.hold, charge=charge, verb=VERB)
-        record_usage = {"model": call.model.id, **usage} if usage else None
-        billing.request_close(request_id=call.request_id, status=status, http_status=http_status, charged=charged,
-                              usage=record_usage)
-        account = billing.account_get(workspace=call.workspace)
+        charged, available = billing.hold_settle_close(
+            hold=call.hold, charge=charge, workspace=call.workspace, request_id=call.request_id, status=status,
+            http_status=http_status, verb=VERB, usage=record_usage)
     if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)
     _release_connection()
     return {"request_id": call.request_id, "credits_charged": format_credits(charged),
-            "credits_available": format_credits(account.available_micros)}
+            "credits_available": format_credits(available)}
 
 
 def chat_fail(*, call: Call, error: errors.DomainError) -> None:
     """Upstream failed before any output: release the hold (nothing charged), record the failure."""
     with _write():
-        if call.hold is not None:
-            billing.hold_release(hold=call.hold)
-        billing.request_close(request_id=call.request_id, status="failed", http_status=error.http_status,
-                              error={"code": error.code, "message": error.message})
+        billing.hold_settle_close(hold=call.hold, charge=0, workspace=call.workspace, request_id=call.request_id,
+                                  status="failed", http_status=error.http_status, verb=VERB,
+                                  error={"code": error.code, "message": error.message})
     idempotency_store(call=call, status=error.http_status, body=None, error=error)
     _release_connection()
 

@@ -8,13 +8,18 @@ through `sync_to_async`; the upstream call is one pooled `httpx.AsyncClient` per
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import json
 import logging
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connection
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -33,11 +38,28 @@ DB_CONCURRENCY = 32
 _db_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+# Served by llmproxy.asgi (no Django request context), the database steps run on a small dedicated pool of
+# threads that keep their connections (one thread on SQLite: one writer anyway); under Django's handler (and
+# its test client) they run where sync_to_async puts them, as before.
+fast_path: contextvars.ContextVar[bool] = contextvars.ContextVar("llm_fast_path", default=False)
+_pool: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        threads = 1 if connection.vendor == "sqlite" else max(1, settings.LLM_DB_THREADS)
+        _pool = ThreadPoolExecutor(threads, thread_name_prefix="llm-db")
+    return _pool
+
+
 def _gated(fn):
     run = sync_to_async(fn)
 
     async def call(**kwargs):
         loop = asyncio.get_running_loop()
+        if fast_path.get():
+            return await loop.run_in_executor(_executor(), functools.partial(fn, **kwargs))
         gate = _db_gates.get(loop)
         if gate is None:
             gate = _db_gates.setdefault(loop, asyncio.Semaphore(DB_CONCURRENCY))
@@ -254,13 +276,16 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
     usage_chunk: dict | None = None
     last: dict | None = None
     try:
+        head = []
         for data in buffered:
             obj = json.loads(data)
             last = obj
             if obj.get("usage") and not obj.get("choices"):
                 usage_chunk = obj
                 continue
-            yield _event(data)
+            head.append(_event(data))
+        if head:
+            yield b"".join(head)  # one write for what was held back until the first output
         if not done:
             async for data in events:
                 if data == "[DONE]":
@@ -275,13 +300,14 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
                 yield _event(data)
         if not done and not (meter.finish_reasons and meter.usage):
             raise UpstreamCut("the stream ended early")
+        if done:
+            await _drain(events)
         usage = meter.settle_usage()
         service = await _shielded(_finish(call=call, status="succeeded", usage=usage))
         settled = True
         final = usage_chunk or _synthetic_final(last, usage)
         final["service"] = service
-        yield _event(json.dumps(final, ensure_ascii=False, separators=(",", ":")))
-        yield b"data: [DONE]\n\n"
+        yield _event(json.dumps(final, ensure_ascii=False, separators=(",", ":"))) + b"data: [DONE]\n\n"
     except (httpx.HTTPError, UpstreamCut) as exc:
         usage = meter.settle_usage()
         service = await _shielded(_finish(call=call, status="interrupted", usage=usage))
@@ -295,6 +321,18 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
         await _shielded(resp.aclose())
         if not settled:  # the client went away: charge what was delivered, release the rest
             await _shielded(_finish(call=call, status="interrupted", usage=meter.settle_usage(), http_status=499))
+
+
+async def _drain(events, seconds: float = 1.0) -> None:
+    """After [DONE], read the upstream body to its end: httpx returns a fully read connection to its pool,
+    while closing a half-read one closes the connection (then every stream paid a new TCP connection)."""
+    async def rest():
+        async for _ in events:
+            pass
+    try:
+        await asyncio.wait_for(rest(), seconds)
+    except (TimeoutError, httpx.HTTPError, UpstreamCut):
+        pass
 
 
 def _synthetic_final(last: dict | None, usage: dict) -> dict:
