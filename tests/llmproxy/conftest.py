@@ -23,6 +23,7 @@ def fake_upstream_server():
 def fake(fake_upstream_server):
     fake_upstream_server.requests.clear()
     fake_upstream_server.headers.clear()
+    fake_upstream_server.peers.clear()
     fake_upstream_server.gate.clear()
     fake_upstream_server.cut_seen.clear()
     while fake_upstream_server.arrived.acquire(blocking=False):

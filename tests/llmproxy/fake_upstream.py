@@ -40,6 +40,7 @@ class FakeUpstream:
     def __init__(self, delay: float = 0.0):
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.peers: list[tuple] = []  # (host, port) of the connection each request came on
         self.gate = threading.Event()
         self.cut_seen = threading.Event()
         self.arrived = threading.Semaphore(0)
@@ -58,6 +59,7 @@ class FakeUpstream:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
+        self.peers.append(tuple(request.client) if request.client else None)
         self.arrived.release()
         mode = body.get("model", "ok")
         if mode[:3] == "err" and mode[3:].isdigit():

@@ -1,0 +1,219 @@
+"""The LLM routes' direct ASGI entry (llmproxy.asgi, reached through config.asgi without Django's handler):
+the middleware's duties kept (X-Request-Id, the envelope for every non-2xx, 413, security headers), Django
+still serving other paths; the key lookup cache; the combined billing steps of the hot path (exact amounts,
+holds resolve once); upstream connections reused across streams."""
+
+import json
+
+import httpx
+import pytest
+
+import config.asgi
+from accounts import services as accounts
+from accounts.services import key_authenticate, key_revoke
+from billing import services as billing
+from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
+from core import errors
+from llmproxy.views import OVERHEAD_HEADER
+
+HELLO = [{"role": "user", "content": "hello there world"}]
+
+
+def _no_django(monkeypatch):
+    async def boom(scope, receive, send):
+        raise AssertionError(f"Django served {scope['path']}")
+    monkeypatch.setattr(config.asgi, "django_app", boom)
+
+
+def _envelope(resp, status, code):
+    assert resp.status_code == status, resp.text
+    body = resp.json()
+    assert body["error"]["code"] == code
+    assert resp.headers["X-Request-Id"] == body["error"]["request_id"]
+    assert resp.headers["X-Request-Id"].startswith("req_") and len(resp.headers["X-Request-Id"]) == 28
+    assert resp.headers["Content-Type"] == "application/json"
+    return body
+
+
+# --- the fast path keeps the middleware's duties --------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_llm_routes_bypass_django_and_keep_request_id_rate_headers_and_security_headers(live, api_key, monkeypatch):
+    _no_django(monkeypatch)
+    auth = {"Authorization": f"Bearer {api_key}"}
+    r = httpx.post(f"{live}/v1/llm/chat/completions", json={"model": "fake/ok", "messages": HELLO}, headers=auth)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert r.headers["X-Request-Id"] == body["service"]["request_id"]
+    assert r.headers["RateLimit-Limit"] and r.headers["RateLimit-Remaining"] and "RateLimit-Reset" in r.headers
+    assert float(r.headers[OVERHEAD_HEADER]) >= 0
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert r.headers["X-Frame-Options"] == "DENY"
+    record = RequestRecord.objects.get(pk=body["service"]["request_id"])
+    assert (record.status, record.http_status, record.verb) == ("succeeded", 200, "llm_chat")
+
+    models = httpx.get(f"{live}/v1/llm/models", headers=auth)
+    assert models.status_code == 200 and models.headers["X-Request-Id"].startswith("req_")
+    one = httpx.get(f"{live}/v1/llm/models/fake/ok", headers=auth)
+    assert one.status_code == 200 and one.json()["id"] == "fake/ok"
+    _envelope(httpx.get(f"{live}/v1/llm/models/nobody/none", headers=auth), 404, "not_found")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_refusal_on_the_fast_path_is_the_envelope(live, api_key, monkeypatch, settings):
+    _no_django(monkeypatch)
+    url = f"{live}/v1/llm/chat/completions"
+    auth = {"Authorization": f"Bearer {api_key}"}
+    _envelope(httpx.post(url, json={"model": "fake/ok", "messages": HELLO}), 401, "unauthenticated")
+    _envelope(httpx.get(url, headers=auth), 405, "method_not_allowed")
+    _envelope(httpx.post(f"{live}/v1/llm/models", headers=auth), 405, "method_not_allowed")
+    _envelope(httpx.post(url, content=b"model=x", headers={**auth, "Content-Type": "text/plain"}), 415,
+              "unsupported_media_type")
+    _envelope(httpx.post(url, content=b"{nope", headers={**auth, "Content-Type": "application/json"}), 400,
+              "invalid_request")
+    settings.MAX_BODY_BYTES = 1000
+    big = json.dumps({"model": "fake/ok", "messages": [{"role": "user", "content": "x" * 1000}]})
+    _envelope(httpx.post(url, content=big, headers={**auth, "Content-Type": "application/json"}), 413,
+              "payload_too_large")
+
+    def chunks():  # no Content-Length: the limit is enforced while reading
+        yield big[:600].encode()
+        yield big[600:].encode()
+    _envelope(httpx.post(url, content=chunks(), headers={**auth, "Content-Type": "application/json"}), 413,
+              "payload_too_large")
+    exact = json.dumps({"model": "fake/ok", "messages": HELLO}).encode()
+    settings.MAX_BODY_BYTES = len(exact)  # at the limit: accepted
+    assert httpx.post(url, content=exact, headers={**auth, "Content-Type": "application/json"}).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_other_paths_under_v1_llm_still_go_to_django(live, api_key):
+    r = httpx.get(f"{live}/v1/llm/nothing-here", headers={"Authorization": f"Bearer {api_key}"})
+    _envelope(r, 404, "not_found")
+    r = httpx.get(f"{live}/v1/llm/models/", headers={"Authorization": f"Bearer {api_key}"})
+    _envelope(r, 404, "not_found")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upstream_connections_are_reused_across_streams(live, api_key, fake):
+    auth = {"Authorization": f"Bearer {api_key}"}
+    with httpx.Client(base_url=live, headers=auth, timeout=30) as http:
+        for _ in range(40):
+            with http.stream("POST", "/v1/llm/chat/completions",
+                             json={"model": "fake/ok", "messages": HELLO, "stream": True}) as r:
+                assert r.status_code == 200
+                lines = [line for line in r.iter_lines() if line]
+                assert lines[-1] == "data: [DONE]"
+    assert len(fake.peers) == 40
+    # 16 pools used in turn: at most one new connection per pool, the other streams reuse one
+    assert len(set(fake.peers)) <= 16
+
+
+# --- the key lookup cache -------------------------------------------------------------------------------
+def test_key_cache_is_opt_in_honours_revocation_at_once_and_expires(api_key, django_assert_num_queries, monkeypatch):
+    auth = f"Bearer {api_key}"
+    key = key_authenticate(authorization=auth, cache_seconds=5)
+    with django_assert_num_queries(0):
+        assert key_authenticate(authorization=auth, cache_seconds=5).pk == key.pk
+    with django_assert_num_queries(1):  # without cache_seconds: always looked up
+        key_authenticate(authorization=auth)
+    with pytest.raises(errors.Unauthenticated), django_assert_num_queries(0):  # only the exact secret hits
+        key_authenticate(authorization=auth[:-1] + ("a" if auth[-1] != "a" else "b"), cache_seconds=5)
+
+    now = accounts.time.monotonic()
+    monkeypatch.setattr(accounts.time, "monotonic", lambda: now + 5.01)  # expired: looked up again
+    with django_assert_num_queries(1):
+        key_authenticate(authorization=auth, cache_seconds=5)
+
+    key_revoke(key=key)
+    with pytest.raises(errors.Unauthenticated):
+        key_authenticate(authorization=auth, cache_seconds=5)
+
+
+def test_key_revoked_elsewhere_is_refused_once_the_entry_expires(api_key, monkeypatch):
+    from django.utils import timezone
+
+    from accounts.models import ApiKey
+
+    auth = f"Bearer {api_key}"
+    key = key_authenticate(authorization=auth, cache_seconds=5)
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())  # as another process would
+    now = accounts.time.monotonic()
+    monkeypatch.setattr(accounts.time, "monotonic", lambda: now + 5.01)
+    with pytest.raises(errors.Unauthenticated):
+        key_authenticate(authorization=auth, cache_seconds=5)
+
+
+# --- the combined billing steps -------------------------------------------------------------------------
+def _account(ws):
+    return CreditAccount.objects.get(pk=ws.pk)
+
+
+def test_open_with_hold_then_settle_close_moves_the_balance_by_exactly_the_charge(workspace):
+    before = _account(workspace)
+    hold = billing.request_open_with_hold(request_id="req_t1", workspace=workspace, verb="llm_chat", amount=70_000)
+    assert hold is not None and hold.amount_micros == 70_000
+    assert _account(workspace).reserved_micros == before.reserved_micros + 70_000
+    assert RequestRecord.objects.get(pk="req_t1").status == "in_progress"
+
+    charged, available = billing.hold_settle_close(hold=hold, charge=32_001, workspace=workspace, request_id="req_t1",
+                                                   status="succeeded", http_status=200, verb="llm_chat",
+                                                   usage={"total_tokens": 7})
+    after = _account(workspace)
+    assert charged == 32_001
+    assert after.balance_micros == before.balance_micros - 32_001
+    assert after.reserved_micros == before.reserved_micros
+    assert available == after.available_micros
+    entry = LedgerEntry.objects.get(request_id="req_t1")
+    assert (entry.kind, entry.amount_micros, entry.balance_after_micros, entry.verb) == (
+        "charge", -32_001, after.balance_micros, "llm_chat")
+    record = RequestRecord.objects.get(pk="req_t1")
+    assert (record.status, record.http_status, record.credits_charged_micros, record.usage) == (
+        "succeeded", 200, 32_001, {"total_tokens": 7})
+    assert Hold.objects.get(pk=hold.pk).status == "captured"
+
+    # resolved once: a later release (the expiry sweep) or a second settle changes nothing
+    billing.hold_release(hold=Hold.objects.get(pk=hold.pk))
+    again, _ = billing.hold_settle_close(hold=hold, charge=50_000, workspace=workspace, request_id="req_t1",
+                                         status="succeeded", http_status=200)
+    assert again == 32_001
+    assert _account(workspace).balance_micros == after.balance_micros
+    assert LedgerEntry.objects.filter(request_id="req_t1").count() == 1
+
+
+def test_settle_close_of_a_swept_hold_charges_nothing(workspace):
+    before = _account(workspace)
+    hold = billing.request_open_with_hold(request_id="req_t2", workspace=workspace, verb="llm_chat", amount=10_000)
+    billing.hold_release(hold=Hold.objects.get(pk=hold.pk))  # expired and swept first
+    charged, available = billing.hold_settle_close(hold=hold, charge=5_000, workspace=workspace, request_id="req_t2",
+                                                   status="succeeded", http_status=200)
+    assert charged == 0 and available == before.available_micros
+    assert _account(workspace).balance_micros == before.balance_micros
+    assert not LedgerEntry.objects.filter(request_id="req_t2").exists()
+
+
+def test_zero_charge_releases_and_a_charge_above_the_hold_is_capped_by_the_balance(workspace):
+    before = _account(workspace)
+    hold = billing.request_open_with_hold(request_id="req_t3", workspace=workspace, verb="llm_chat", amount=10_000)
+    charged, _ = billing.hold_settle_close(hold=hold, charge=0, workspace=workspace, request_id="req_t3",
+                                           status="failed", http_status=502, error={"code": "provider_unavailable"})
+    assert charged == 0 and Hold.objects.get(pk=hold.pk).status == "released"
+    assert _account(workspace).available_micros == before.available_micros
+    assert RequestRecord.objects.get(pk="req_t3").error == {"code": "provider_unavailable"}
+
+    hold = billing.request_open_with_hold(request_id="req_t4", workspace=workspace, verb="llm_chat", amount=10_000)
+    charged, available = billing.hold_settle_close(hold=hold, charge=before.balance_micros * 2, workspace=workspace,
+                                                   request_id="req_t4", status="succeeded", http_status=200)
+    assert charged == before.available_micros and available == 0
+
+
+def test_open_with_hold_short_balance_opens_the_record_and_places_nothing(workspace):
+    before = _account(workspace)
+    assert billing.request_open_with_hold(request_id="req_t5", workspace=workspace, verb="llm_chat",
+                                          amount=before.available_micros + 1) is None
+    assert _account(workspace).reserved_micros == before.reserved_micros
+    assert not Hold.objects.filter(request_id="req_t5").exists()
+    assert RequestRecord.objects.get(pk="req_t5").status == "in_progress"
+    exact = billing.request_open_with_hold(request_id="req_t6", workspace=workspace, verb="llm_chat",
+                                           amount=before.available_micros)  # the edge: all of it
+    assert exact is not None and _account(workspace).available_micros == 0
+    assert billing.request_open_with_hold(request_id="req_t7", workspace=workspace, verb="llm_chat", amount=0) is None
