@@ -37,13 +37,33 @@ def _write():
     return _LockedAtomic()
 
 
+_thread = threading.local()
+
+
 def _release_connection() -> None:
     """Give the database connection back between begin and finish: otherwise every open stream (and every
     non-streaming call waiting on its provider) keeps a server connection until the response ends, and a
     few hundred parallel streams exhaust PostgreSQL's max_connections. SQLite keeps its (cheap, local) one:
-    closing the last connection to a WAL database checkpoints it. Never inside an atomic block (tests)."""
-    if connection.vendor != "sqlite" and not connection.in_atomic_block:
+    closing the last connection to a WAL database checkpoints it. Never inside an atomic block (tests).
+    The dedicated database threads of llmproxy.asgi keep theirs (`run_on_db_thread`): a fixed few threads,
+    so a fixed few connections, and no pool checkout and return around every step."""
+    if connection.vendor != "sqlite" and not connection.in_atomic_block and not getattr(_thread, "keep", False):
         connection.close()
+
+
+def run_on_db_thread(fn, kwargs: dict):
+    """Run one database step on a dedicated thread that keeps its connection between steps; a connection
+    found unusable after an error is closed (the next step opens a new one)."""
+    _thread.keep = True
+    try:
+        return fn(**kwargs)
+    except BaseException:
+        if connection.connection is not None and connection.errors_occurred:
+            if connection.is_usable():
+                connection.errors_occurred = False
+            else:
+                connection.close()
+        raise
 
 
 class _LockedAtomic:

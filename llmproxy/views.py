@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import json
 import logging
+import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +20,7 @@ import httpx
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
+from django.db import connections as db_connections
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -53,13 +54,35 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
+def close_db_threads() -> None:
+    """Close the database threads' connections and stop the threads (a new pool starts on the next call).
+    For tests and orderly shutdowns: each thread keeps its connection between steps."""
+    global _pool
+    pool, _pool = _pool, None
+    if pool is None:
+        return
+    count = pool._max_workers
+    barrier = threading.Barrier(count)
+
+    def close():
+        try:
+            barrier.wait(timeout=5)  # one task per thread
+        except threading.BrokenBarrierError:
+            pass
+        db_connections.close_all()
+
+    for future in [pool.submit(close) for _ in range(count)]:
+        future.result()
+    pool.shutdown(wait=True)
+
+
 def _gated(fn):
     run = sync_to_async(fn)
 
     async def call(**kwargs):
         loop = asyncio.get_running_loop()
         if fast_path.get():
-            return await loop.run_in_executor(_executor(), functools.partial(fn, **kwargs))
+            return await loop.run_in_executor(_executor(), services.run_on_db_thread, fn, kwargs)
         gate = _db_gates.get(loop)
         if gate is None:
             gate = _db_gates.setdefault(loop, asyncio.Semaphore(DB_CONCURRENCY))

@@ -53,7 +53,9 @@ def models_file(settings, tmp_path, fake, monkeypatch):
 def live(transactional_db, models_file):
     """The service over real HTTP: uvicorn serving config.asgi:application; yields its base URL."""
     from config.asgi import application
+    from llmproxy.views import close_db_threads
 
     server, thread, port = serve_in_thread(application, lifespan="off")
     yield f"http://127.0.0.1:{port}"
     stop_server(server, thread)
+    close_db_threads()  # its threads keep their connections: close them before the test database goes

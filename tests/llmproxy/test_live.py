@@ -223,6 +223,7 @@ def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settin
     exactly 5 of 20 simultaneous streams. The upstream holds the admitted ones open until all 20 have been
     decided; then they finish and settle at 19 tokens each."""
     settings.RATE_LIMIT_PER_MINUTE = 10_000
+    settings.LLM_DB_THREADS = 2  # the database steps' threads (each keeps one connection): fewer than the streams
     n = 20
     results: list = []
 
@@ -247,11 +248,11 @@ def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settin
     if connection.vendor == "postgresql":  # open streams do not hold database connections
         if connection.settings_dict["OPTIONS"].get("pool"):
             stats = connection.pool.get_stats()
-            assert stats["pool_size"] - stats["pool_available"] < 5  # connections in use (this test's included)
+            assert stats["pool_size"] - stats["pool_available"] <= 3  # in use: 2 threads + this test's
         else:
             with connection.cursor() as cur:
                 cur.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
-                assert cur.fetchone()[0] < 5
+                assert cur.fetchone()[0] <= 3
     fake.gate.set()
     runner.join(timeout=60)
     assert not runner.is_alive()
