@@ -3,6 +3,7 @@ the middleware's duties kept (X-Request-Id, the envelope for every non-2xx, 413,
 still serving other paths; the key lookup cache; the combined billing steps of the hot path (exact amounts,
 holds resolve once); upstream connections reused across streams."""
 
+import asyncio
 import json
 
 import httpx
@@ -217,3 +218,25 @@ def test_open_with_hold_short_balance_opens_the_record_and_places_nothing(worksp
                                            amount=before.available_micros)  # the edge: all of it
     assert exact is not None and _account(workspace).available_micros == 0
     assert billing.request_open_with_hold(request_id="req_t7", workspace=workspace, verb="llm_chat", amount=0) is None
+
+
+# --- the SSE parser of the relay ------------------------------------------------------------------------
+class _Chunks(httpx.AsyncByteStream):
+    def __init__(self, parts):
+        self.parts = parts
+
+    async def __aiter__(self):
+        for part in self.parts:
+            yield part
+
+
+def test_sse_parser_handles_split_lines_crlf_comments_and_multiline_data():
+    from llmproxy.views import sse_data
+
+    parts = [b": keep-alive\r", b'\ndata: {"a"', b":1}\r\n\r", b"\ndata: x\ndata: y\n\n",
+             b"event: e\ndata:z\n\ndata: [DONE]"]
+
+    async def collect():
+        return [data async for data in sse_data(httpx.Response(200, stream=_Chunks(parts)))]
+
+    assert asyncio.run(collect()) == [b'{"a":1}', b"x\ny", b"z", b"[DONE]"]
