@@ -143,6 +143,15 @@ def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> i
         return final
 
 
+def hold_extend(*, hold: Hold, seconds: int | None = None) -> bool:
+    """Push a hold's expiry out while its request is still working (a long LLM stream), so the sweep for
+    crashed requests does not release it mid-flight. A conditional UPDATE: a hold already captured or
+    released is never revived. Returns whether the hold was still held."""
+    ttl = settings.HOLD_TTL_SECONDS if seconds is None else seconds
+    return Hold.objects.filter(pk=hold.pk, status=Hold.Status.HELD).update(
+        expires_at=timezone.now() + timedelta(seconds=ttl)) == 1
+
+
 def hold_release(*, hold: Hold) -> None:
     hold_settle(hold=hold, charge=0)
 

@@ -243,3 +243,13 @@ def chat_finish_body(*, call: Call, usage: dict, upstream_body: dict) -> bytes:
     out = dumps({**upstream_body, "service": service})
     idempotency_store(call=call, status=200, body=out)
     return out
+
+
+def hold_heartbeat(*, call: Call) -> bool:
+    """Keep a streaming call's hold alive past HOLD_TTL_SECONDS (see views._relay); False once it is resolved."""
+    if call.hold is None:
+        return False
+    try:
+        return billing.hold_extend(hold=call.hold)
+    finally:
+        close_old_connections()

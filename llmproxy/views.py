@@ -93,6 +93,7 @@ def _gated(fn):
 
 _begin = _gated(services.chat_begin)
 _finish = _gated(services.chat_finish)
+_heartbeat = _gated(services.hold_heartbeat)
 _finish_body = _gated(services.chat_finish_body)
 _fail = _gated(services.chat_fail)
 _authenticate = _gated(services.authenticate)
@@ -327,10 +328,15 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
         if head:
             yield b"".join(head)  # one write for what was held back until the first output
         if not done:
+            beat_every = settings.HOLD_TTL_SECONDS / 3
+            next_beat = time.monotonic() + beat_every
             async for data in events:
                 if data == b"[DONE]":
                     done = True
                     break
+                if time.monotonic() >= next_beat:  # a long stream: keep the hold from the crashed-request sweep
+                    next_beat = time.monotonic() + beat_every
+                    await _shielded(_heartbeat(call=call))
                 obj = _parse_chunk(data)
                 meter.observe(obj)
                 last = obj

@@ -94,3 +94,19 @@ def test_ledger_sum_equals_cached_balance_after_mixed_activity(workspace):
     assert acc.balance_micros == 300_000_000 + 5_000_000 - 6_999_999 + 1 - 3
     last = LedgerEntry.objects.order_by("-id").first()
     assert last.balance_after_micros == acc.balance_micros
+
+
+def test_hold_extend_keeps_a_working_request_from_the_sweep(workspace, settings):
+    import time_machine
+    from django.utils import timezone
+
+    settings.HOLD_TTL_SECONDS = 60
+    hold = services.hold_place(workspace=workspace, amount=10_000_000)
+    with time_machine.travel(timezone.now() + timezone.timedelta(seconds=50)):
+        assert services.hold_extend(hold=hold) is True
+    with time_machine.travel(timezone.now() + timezone.timedelta(seconds=90)):
+        assert services.holds_release_expired() == 0  # 90 s after placing, but extended at 50 s
+    assert services.hold_settle(hold=hold, charge=4_000_000) == 4_000_000
+    assert services.hold_extend(hold=hold) is False  # a resolved hold is never revived
+    hold.refresh_from_db()
+    assert hold.status == Hold.Status.CAPTURED

@@ -302,3 +302,19 @@ def test_client_hanging_up_before_a_non_streaming_answer_is_free_and_frees_the_i
                        json={"model": "fake/gate", "messages": HELLO})
     assert retry.status_code == 200 and "Idempotent-Replayed" not in retry.headers
     assert retry.json()["service"]["credits_charged"] == "0.019"
+
+
+def test_a_long_stream_keeps_its_hold_alive(live, api_key, workspace, settings, monkeypatch):
+    """Every third of HOLD_TTL_SECONDS the relay extends the stream's hold, so the sweep for crashed requests
+    cannot release it mid-stream (which would make the stream free). TTL 0: a heartbeat on every chunk."""
+    from billing import services as billing_services
+
+    settings.HOLD_TTL_SECONDS = 0
+    beats = []
+    real = billing_services.hold_extend
+    monkeypatch.setattr(billing_services, "hold_extend", lambda **kw: beats.append(kw["hold"].pk) or real(**kw))
+    chunks = list(client(live, api_key).chat.completions.create(model="vendor_a/model_small", messages=HELLO,
+                                                                stream=True))
+    assert beats and len(set(beats)) == 1
+    assert chunks[-1].model_extra["service"]["credits_charged"] == "0.0035"
+    assert Hold.objects.get(pk=beats[0]).status == Hold.Status.CAPTURED
