@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 
 from django.conf import settings
 
 from core import errors
+from core.ids import new_id
 from llmproxy import views
 
 logger = logging.getLogger("core.errors")
@@ -176,20 +176,6 @@ async def _disconnected(receive) -> None:
             return
 
 
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"  # core.ids' alphabet and length: `req_` + 24 characters
-_SPACE = len(_ALPHABET) ** 24
-
-
-def request_id() -> str:
-    """The same `req_…` ids as core.ids.new_id, from one random draw (new_id reads the OS RNG per character)."""
-    n = secrets.randbelow(_SPACE)
-    out = []
-    for _ in range(24):
-        n, r = divmod(n, 36)
-        out.append(_ALPHABET[r])
-    return "req_" + "".join(out)
-
-
 async def app(scope, receive, send, view, kwargs) -> None:
     views.fast_path.set(True)  # this request's context only (each ASGI request runs in its own task)
-    await _respond(scope, receive, send, view, kwargs, time.perf_counter(), request_id())
+    await _respond(scope, receive, send, view, kwargs, time.perf_counter(), new_id("req_"))
