@@ -6,11 +6,7 @@ from django.db.models import QuerySet
 
 from campaigns.models import Campaign, CampaignLead, SentMessage, Suppression
 from core import errors
-
-
-def normalize_address(email: str) -> str:
-    """The form every address is stored and compared in: trimmed, lower-case."""
-    return (email or "").strip().lower()
+from core.emails import normalize_address  # noqa: F401 - re-exported for campaigns callers
 
 
 def normalize_message_id(message_id: str) -> str:

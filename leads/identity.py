@@ -3,6 +3,8 @@
 import hashlib
 import re
 
+from core.emails import normalize_address as norm_email  # noqa: F401 - the shared address rule
+
 _WS = re.compile(r"\s+")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
 
@@ -27,10 +29,6 @@ def norm_social(value: str | None) -> str:
     if u.startswith("www."):
         u = u[4:]
     return u
-
-
-def norm_email(value: str | None) -> str:
-    return (value or "").strip().lower()
 
 
 def full_name_of(full_name: str | None, first_name: str | None, last_name: str | None) -> str:

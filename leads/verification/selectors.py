@@ -7,12 +7,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from core.emails import normalize_address as email_key  # noqa: F401 - the shared address rule
 from leads.verification.models import DeliveryEvidence, DomainProbe, Status, Verification
-
-
-def email_key(email: str) -> str:
-    """The lookup key of an address: trimmed and lower-cased."""
-    return (email or "").strip().lower()
 
 
 def latest_verification(*, email: str, max_age: timedelta, conclusive_only: bool = True) -> Verification | None:
