@@ -35,14 +35,19 @@ def account_open(*, workspace: Workspace) -> CreditAccount:
 
 
 def _post(*, account_id, kind: str, amount: int, memo: str = "", request_id: str = "", verb: str = "",
-          external_ref: str | None = None, created_by=None, require_available: bool = False) -> LedgerEntry:
+          external_ref: str | None = None, created_by=None, require_available: bool = False,
+          reserved_delta: int = 0) -> LedgerEntry:
     """Append one ledger entry and move the cached balance by `amount`, atomically. A debit with
-    `require_available` only happens when the available balance covers it (else InsufficientCredits)."""
+    `require_available` only happens when the available balance covers it (else InsufficientCredits).
+    `reserved_delta` moves the reserve in the same UPDATE (a capture frees its hold as it charges)."""
     assert transaction.get_connection().in_atomic_block, "ledger posts need a transaction"
     qs = CreditAccount.objects.filter(pk=account_id)
     if amount < 0 and require_available:
         qs = qs.filter(balance_micros__gte=F("reserved_micros") - amount)
-    if qs.update(balance_micros=F("balance_micros") + amount) != 1:
+    moves = {"balance_micros": F("balance_micros") + amount}
+    if reserved_delta:
+        moves["reserved_micros"] = F("reserved_micros") + reserved_delta
+    if qs.update(**moves) != 1:
         raise errors.InsufficientCredits()
     balance_after = CreditAccount.objects.values_list("balance_micros", flat=True).get(pk=account_id)
     return LedgerEntry.objects.create(
@@ -101,41 +106,66 @@ def hold_place(*, workspace: Workspace, amount: int, request_id: str = "") -> Ho
     if amount <= 0:
         raise ValueError("hold amount must be positive")
     with transaction.atomic():
-        updated = CreditAccount.objects.filter(
-            pk=workspace.pk, balance_micros__gte=F("reserved_micros") + amount
-        ).update(reserved_micros=F("reserved_micros") + amount)
-        if updated != 1:
+        hold = _reserve(workspace=workspace, amount=amount, request_id=request_id)
+        if hold is None:
             account = CreditAccount.objects.filter(pk=workspace.pk).first()
             available = account.available_micros if account else 0
             raise errors.InsufficientCredits(
                 details={"required": format_credits(amount), "credits_available": format_credits(available)}
             )
-        return Hold.objects.create(
-            account_id=workspace.pk, request_id=request_id, amount_micros=amount,
-            expires_at=timezone.now() + timedelta(seconds=settings.HOLD_TTL_SECONDS),
-        )
+        return hold
+
+
+def _reserve(*, workspace: Workspace, amount: int, request_id: str) -> Hold | None:
+    """The conditional reserve and its hold row (inside the caller's transaction); None when short."""
+    if CreditAccount.objects.filter(
+        pk=workspace.pk, balance_micros__gte=F("reserved_micros") + amount
+    ).update(reserved_micros=F("reserved_micros") + amount) != 1:
+        return None
+    return Hold.objects.create(
+        account_id=workspace.pk, request_id=request_id, amount_micros=amount,
+        expires_at=timezone.now() + timedelta(seconds=settings.HOLD_TTL_SECONDS),
+    )
 
 
 def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> int:
     """Capture `charge` of the hold and release the rest, once. Returns what was charged.
 
-    A charge above the hold is taken only as far as the available balance allows (never below zero).
-    Settling an already resolved hold changes nothing and returns what it captured."""
+    The hold is claimed by a conditional UPDATE (held -> captured/released): whoever claims it moves the
+    money, in one account UPDATE and one ledger entry; anyone else (a retry, the expiry sweep) changes nothing
+    and gets what it captured. A charge above the hold is taken only as far as the available balance allows
+    (never below zero), under row locks."""
     if charge < 0:
         raise ValueError("charge must not be negative")
+    if charge > hold.amount_micros:
+        return _settle_above_hold(hold=hold, charge=charge, verb=verb, memo=memo)
+    now = timezone.now()
+    status = Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED
+    with transaction.atomic(savepoint=False):
+        if Hold.objects.filter(pk=hold.pk, status=Hold.Status.HELD).update(
+                status=status, captured_micros=charge, resolved_at=now) != 1:
+            return Hold.objects.values_list("captured_micros", flat=True).get(pk=hold.pk)
+        if charge > 0:
+            _post(account_id=hold.account_id, kind=LedgerEntry.Kind.CHARGE, amount=-charge,
+                  reserved_delta=-hold.amount_micros, request_id=hold.request_id, verb=verb, memo=memo)
+        else:
+            CreditAccount.objects.filter(pk=hold.account_id).update(
+                reserved_micros=F("reserved_micros") - hold.amount_micros)
+    hold.status, hold.captured_micros, hold.resolved_at = status, charge, now
+    return charge
+
+
+def _settle_above_hold(*, hold: Hold, charge: int, verb: str, memo: str) -> int:
+    """hold_settle for a charge larger than the hold: the excess only as far as the available balance goes."""
     with transaction.atomic():
         locked = Hold.objects.select_for_update().get(pk=hold.pk)
         if locked.status != Hold.Status.HELD:
             return locked.captured_micros
         account = CreditAccount.objects.select_for_update().get(pk=locked.account_id)
-        final = min(charge, locked.amount_micros)
-        if charge > locked.amount_micros:
-            final += min(charge - locked.amount_micros, max(0, account.balance_micros - account.reserved_micros))
-        CreditAccount.objects.filter(pk=account.pk).update(reserved_micros=F("reserved_micros") - locked.amount_micros)
-        if final > 0:
-            _post(account_id=account.pk, kind=LedgerEntry.Kind.CHARGE, amount=-final, request_id=locked.request_id,
-                  verb=verb, memo=memo)
-        locked.status = Hold.Status.CAPTURED if final > 0 else Hold.Status.RELEASED
+        final = locked.amount_micros + min(charge - locked.amount_micros, max(0, account.available_micros))
+        _post(account_id=account.pk, kind=LedgerEntry.Kind.CHARGE, amount=-final,
+              reserved_delta=-locked.amount_micros, request_id=locked.request_id, verb=verb, memo=memo)
+        locked.status = Hold.Status.CAPTURED
         locked.captured_micros = final
         locked.resolved_at = timezone.now()
         locked.save(update_fields=["status", "captured_micros", "resolved_at"])
@@ -159,7 +189,7 @@ def hold_release(*, hold: Hold) -> None:
 def holds_release_expired() -> int:
     """Release holds whose request crashed before settling (periodic task)."""
     released = 0
-    for hold in Hold.objects.filter(status=Hold.Status.HELD, expires_at__lte=timezone.now()).only("pk")[:1000]:
+    for hold in Hold.objects.filter(status=Hold.Status.HELD, expires_at__lte=timezone.now())[:1000]:
         hold_release(hold=hold)
         released += 1
     if released:
@@ -184,66 +214,29 @@ def request_close(*, request_id: str, status: str, http_status: int, charged: in
 # --- the LLM passthrough's hot path: the same rules in fewer statements -----------------------------------
 def request_open_with_hold(*, request_id: str, workspace: Workspace, verb: str, amount: int, api_key=None,
                            channel: str = "rest") -> Hold | None:
-    """`request_open` and `hold_place` in one transaction (one commit, no savepoints). The record is opened
-    either way; the hold is placed only when the available balance covers `amount` (the same conditional
-    UPDATE as hold_place). Returns the hold, or None when `amount` is 0 or the balance is short (the caller
-    then refuses with InsufficientCredits and closes the record)."""
+    """`request_open` and the hold in one transaction (one commit). The record is opened either way; returns
+    the hold, or None when `amount` is 0 or the balance is short (the caller then refuses with
+    InsufficientCredits and closes the record)."""
     with transaction.atomic(savepoint=False):
-        RequestRecord.objects.create(id=request_id, workspace=workspace, verb=verb, api_key=api_key, channel=channel)
+        request_open(request_id=request_id, workspace=workspace, verb=verb, api_key=api_key, channel=channel)
         if amount <= 0:
             return None
-        updated = CreditAccount.objects.filter(
-            pk=workspace.pk, balance_micros__gte=F("reserved_micros") + amount
-        ).update(reserved_micros=F("reserved_micros") + amount)
-        if updated != 1:
-            return None
-        return Hold.objects.create(
-            account_id=workspace.pk, request_id=request_id, amount_micros=amount,
-            expires_at=timezone.now() + timedelta(seconds=settings.HOLD_TTL_SECONDS),
-        )
+        return _reserve(workspace=workspace, amount=amount, request_id=request_id)
 
 
 def hold_settle_close(*, hold: Hold | None, charge: int, workspace: Workspace, request_id: str, status: str,
                       http_status: int, verb: str = "", usage: dict | None = None,
                       error: dict | None = None) -> tuple[int, int]:
-    """`hold_settle` + `request_close` + the available balance afterwards, in one transaction with the
-    fewest statements. Returns (charged, available_micros).
-
-    The hold is claimed by a conditional UPDATE (held -> captured/released), so it resolves exactly once
-    whoever else tries (the expiry sweep goes through hold_settle, which re-reads the status under a row
-    lock); the reserve and the charge then move in one UPDATE of the account and one ledger entry. A charge
-    above the hold takes hold_settle's general path (capped by the available balance)."""
+    """`hold_settle` + `request_close` + the available balance afterwards, in one transaction (one commit).
+    Returns (charged, available_micros)."""
     if charge < 0:
         raise ValueError("charge must not be negative")
-    charged = 0
-    balance = reserved = None
     with transaction.atomic(savepoint=False):
-        if hold is not None and charge > hold.amount_micros:
-            charged = hold_settle(hold=hold, charge=charge, verb=verb)
-        elif hold is not None:
-            claimed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.HELD).update(
-                status=Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED, captured_micros=charge,
-                resolved_at=timezone.now(),
-            )
-            if claimed != 1:  # resolved already (e.g. expired and swept): what it captured then stands
-                charged = Hold.objects.values_list("captured_micros", flat=True).get(pk=hold.pk)
-            else:
-                CreditAccount.objects.filter(pk=hold.account_id).update(
-                    reserved_micros=F("reserved_micros") - hold.amount_micros, balance_micros=F("balance_micros") - charge,
-                )
-                balance, reserved = CreditAccount.objects.values_list("balance_micros", "reserved_micros").get(
-                    pk=hold.account_id)
-                if charge > 0:
-                    LedgerEntry.objects.create(account_id=hold.account_id, kind=LedgerEntry.Kind.CHARGE, amount_micros=-charge,
-                                               balance_after_micros=balance, request_id=hold.request_id, verb=verb)
-                charged = charge
-                hold.status = Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED
-                hold.captured_micros = charge
+        charged = hold_settle(hold=hold, charge=charge, verb=verb) if hold is not None else 0
         request_close(request_id=request_id, status=status, http_status=http_status, charged=charged, usage=usage,
                       error=error)
-        if balance is None:
-            balance, reserved = CreditAccount.objects.values_list("balance_micros", "reserved_micros").get(
-                pk=workspace.pk)
+        balance, reserved = CreditAccount.objects.values_list("balance_micros", "reserved_micros").get(
+            pk=workspace.pk)
     return charged, balance - reserved
 
 
