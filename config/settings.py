@@ -177,12 +177,15 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # `collectstatic` fills it in production; empty is fine
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Static files come straight from the apps' folders (no collectstatic step), indexed once at start-up;
+# re-scanning on every request (autorefresh) is for DJANGO_DEBUG=1 development only.
 WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = True
+WHITENOISE_AUTOREFRESH = DEBUG
 
 # CONTRACT section 2: bodies up to 16 MiB.
 MAX_BODY_BYTES = 16 * 1024 * 1024
