@@ -1,5 +1,6 @@
 import pytest
 
+from core.money import parse_credits
 from leads import importer
 from leads.providers import registered, unregister_provider
 
@@ -14,6 +15,18 @@ def load_signals(*rows):
     report = importer.import_signals((i, dict(r), None) for i, r in enumerate(rows, start=1))
     assert report.rejected == 0, report.errors
     return report
+
+
+def available(api) -> int:
+    """The workspace's available balance in micro-credits, read through the API."""
+    return parse_credits(api.get("/v1/usage").json()["credits_available"])
+
+
+def fields(resp):
+    """The field errors of a 400 invalid_request envelope."""
+    assert resp.status_code == 400, resp.content
+    assert resp.json()["error"]["code"] == "invalid_request"
+    return resp.json()["error"]["details"]["fields"]
 
 
 def person(**kw):

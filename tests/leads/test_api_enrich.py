@@ -7,7 +7,7 @@ import time_machine
 
 from core.money import parse_credits
 from leads.providers import Contact, PersonEnrichmentProvider, ProviderError
-from tests.leads.conftest import load_leads, person
+from tests.leads.conftest import available, fields, load_leads, person
 
 URL = "/v1/enrich"
 TODAY = date(2026, 6, 15)
@@ -17,16 +17,6 @@ TODAY = date(2026, 6, 15)
 def _frozen_today():
     with time_machine.travel("2026-06-15T12:00:00Z", tick=False):
         yield
-
-
-def available(api) -> int:
-    return parse_credits(api.get("/v1/usage").json()["credits_available"])
-
-
-def fields(resp):
-    assert resp.status_code == 400, resp.content
-    assert resp.json()["error"]["code"] == "invalid_request"
-    return resp.json()["error"]["details"]["fields"]
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import time_machine
 
 from core.money import parse_credits
 from leads.providers import CompanyIntentProvider, ProviderError, Signal
-from tests.leads.conftest import load_signals
+from tests.leads.conftest import available, fields, load_signals
 
 URL = "/v1/find_intent"
 TODAY = date(2026, 6, 15)
@@ -17,16 +17,6 @@ TODAY = date(2026, 6, 15)
 def _frozen_today():
     with time_machine.travel("2026-06-15T12:00:00Z", tick=False):
         yield
-
-
-def available(api) -> int:
-    return parse_credits(api.get("/v1/usage").json()["credits_available"])
-
-
-def fields(resp):
-    assert resp.status_code == 400, resp.content
-    assert resp.json()["error"]["code"] == "invalid_request"
-    return resp.json()["error"]["details"]["fields"]
 
 
 def sig(domain, kind="hiring", days_ago=1, summary="Hiring 5 sales roles", url="https://jobs.example/1"):

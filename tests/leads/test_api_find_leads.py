@@ -4,20 +4,9 @@ import pytest
 
 from core.money import format_credits, parse_credits
 from leads.providers import PeopleSearchProvider, ProviderError
-from tests.leads.conftest import load_leads, person
+from tests.leads.conftest import available, fields, load_leads, person
 
 URL = "/v1/find_leads"
-
-
-def available(api) -> int:
-    return parse_credits(api.get("/v1/usage").json()["credits_available"])
-
-
-def fields(resp):
-    assert resp.status_code == 400, resp.content
-    body = resp.json()["error"]
-    assert body["code"] == "invalid_request"
-    return body["details"]["fields"]
 
 
 @pytest.fixture
