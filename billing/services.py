@@ -108,12 +108,16 @@ def hold_place(*, workspace: Workspace, amount: int, request_id: str = "") -> Ho
     with transaction.atomic():
         hold = _reserve(workspace=workspace, amount=amount, request_id=request_id)
         if hold is None:
-            account = CreditAccount.objects.filter(pk=workspace.pk).first()
-            available = account.available_micros if account else 0
-            raise errors.InsufficientCredits(
-                details={"required": format_credits(amount), "credits_available": format_credits(available)}
-            )
+            raise insufficient_credits(workspace=workspace, amount=amount)
         return hold
+
+
+def insufficient_credits(*, workspace: Workspace, amount: int) -> errors.InsufficientCredits:
+    """The 402 for a hold of `amount` that the available balance does not cover, with both figures."""
+    account = CreditAccount.objects.filter(pk=workspace.pk).first()
+    available = account.available_micros if account else 0
+    return errors.InsufficientCredits(
+        details={"required": format_credits(amount), "credits_available": format_credits(available)})
 
 
 def _reserve(*, workspace: Workspace, amount: int, request_id: str) -> Hold | None:

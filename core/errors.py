@@ -71,6 +71,12 @@ RETRYABLE_CODES = frozenset(e.code for e in ALL_ERRORS if e.retryable)
 IDEMPOTENCY_UNSTORED_CODES = RETRYABLE_CODES | frozenset({"confirmation_pending", "insufficient_credits"})
 
 
+def idempotency_replayable(code: str | None) -> bool:
+    """Whether an outcome (None: success, else its error code) is stored under its Idempotency-Key and
+    replayed; the one rule for every door (core.verbs.execute, the LLM passthrough)."""
+    return code is None or code not in IDEMPOTENCY_UNSTORED_CODES
+
+
 def error_body(exc: DomainError, request_id: str | None) -> dict:
     """The error envelope: {"error": {"code", "message", "request_id", "details"?}}."""
     err: dict = {"code": exc.code, "message": exc.message, "request_id": request_id}

@@ -252,7 +252,7 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
             if idem_claimed:
                 billing.idempotency_complete(workspace=ctx.workspace, key=idempotency_key, request_id=request_id,
                                              status=response.status, body=response.body,
-                                             store=err.code not in errors.IDEMPOTENCY_UNSTORED_CODES)
+                                             store=errors.idempotency_replayable(err.code))
         except Exception:  # noqa: BLE001
             logger.exception("could not record the failure of %s", request_id)
             close_old_connections()

@@ -166,9 +166,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
                                                   amount=amount, api_key=key, channel=channel)
         record_open = True
         if amount > 0 and hold is None:
-            available = billing.account_get(workspace=key.workspace).available_micros
-            raise errors.InsufficientCredits(
-                details={"required": format_credits(amount), "credits_available": format_credits(available)})
+            raise billing.insufficient_credits(workspace=key.workspace, amount=amount)
         _release_connection()
         return Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
                     stream=stream, rate=rate, hold=hold, hold_micros=amount, prompt_estimate=prompt,
@@ -189,7 +187,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
 
                 billing.idempotency_complete(workspace=key.workspace, key=idempotency_key, request_id=request_id,
                                              status=err.http_status, body=dumps(errors.error_body(err, request_id)),
-                                             store=err.code not in errors.RETRYABLE_CODES)
+                                             store=errors.idempotency_replayable(err.code))
         except Exception:  # noqa: BLE001
             logger.exception("could not record the refusal of %s", request_id)
             close_old_connections()
@@ -232,7 +230,7 @@ def idempotency_store(*, call: Call, status: int, body: bytes | None, error: err
         body = dumps(errors.error_body(error, call.request_id))
     billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                  status=status, body=body,
-                                 store=error is None or error.code not in errors.RETRYABLE_CODES)
+                                 store=errors.idempotency_replayable(error.code if error else None))
 
 
 def chat_finish_body(*, call: Call, usage: dict, upstream_body: dict) -> bytes:

@@ -234,6 +234,20 @@ def test_idempotency_does_not_store_provider_unavailable(api, fake):
     assert len(fake.requests) == 2  # a retry with the same key executes again
 
 
+def test_idempotency_does_not_store_insufficient_credits(api, workspace, fake):
+    """As on every verb: nothing happened on a 402, so the same call with the same key runs again after a top-up."""
+    from billing.services import credits_debit, credits_grant
+
+    credits_debit(workspace=workspace, amount=START, kind="adjustment", memo="empty the balance")
+    body = {"model": "fake/ok", "messages": HELLO}
+    first = chat(api, body, headers={"Idempotency-Key": "k-3"})
+    assert first.status_code == 402 and first.json()["error"]["code"] == "insufficient_credits"
+    credits_grant(workspace=workspace, amount=START, memo="top-up")
+    second = chat(api, body, headers={"Idempotency-Key": "k-3"})
+    assert second.status_code == 200 and "Idempotent-Replayed" not in second
+    assert len(fake.requests) == 1
+
+
 def test_rate_limit_headers_and_429(api, settings, fake):
     settings.RATE_LIMIT_PER_MINUTE = 2
     body = {"model": "fake/ok", "messages": HELLO}
