@@ -27,6 +27,20 @@ def _clear_own_cache():
         cache.clear()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _drop_leftover_sessions(django_db_setup, django_db_blocker):
+    """Before pytest-django drops the PostgreSQL test database, end the sessions that threads of live-server
+    tests (LLM database threads, MCP workers) still hold; otherwise the DROP fails and the database stays."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture(autouse=True)
 def _test_urls(settings):
     settings.ROOT_URLCONF = "tests.urls"
