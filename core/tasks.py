@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 from celery import shared_task
@@ -8,5 +9,8 @@ from django.conf import settings
 def ping(token: str) -> str:
     """Liveness probe for the worker: writes DATA_DIR/ping-<token>. Used by the serve test and operators."""
     safe = "".join(c for c in token if c.isalnum() or c in "-_")[:64]
-    (Path(settings.DATA_DIR) / f"ping-{safe}").write_text("pong")
+    target = Path(settings.DATA_DIR) / f"ping-{safe}"
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    partial.write_text("pong")
+    os.replace(partial, target)  # appears whole: a reader never sees the file created but still empty
     return safe
