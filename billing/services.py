@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -15,6 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import Workspace
+from billing import ledger_sql
 from billing.models import CreditAccount, Hold, IdempotencyRecord, LedgerEntry, RequestRecord
 from core import errors
 from core.money import credits, format_credits
@@ -120,16 +122,15 @@ def insufficient_credits(*, workspace: Workspace, amount: int) -> errors.Insuffi
         details={"required": format_credits(amount), "credits_available": format_credits(available)})
 
 
-def _reserve(*, workspace: Workspace, amount: int, request_id: str) -> Hold | None:
-    """The conditional reserve and its hold row (inside the caller's transaction); None when short."""
-    if CreditAccount.objects.filter(
-        pk=workspace.pk, balance_micros__gte=F("reserved_micros") + amount
-    ).update(reserved_micros=F("reserved_micros") + amount) != 1:
-        return None
-    return Hold.objects.create(
-        account_id=workspace.pk, request_id=request_id, amount_micros=amount,
-        expires_at=timezone.now() + timedelta(seconds=settings.HOLD_TTL_SECONDS),
-    )
+def _reserve(*, workspace: Workspace, amount: int, request_id: str, record: dict | None = None) -> Hold | None:
+    """The conditional reserve and its hold row (inside the caller's transaction on SQLite); None when short.
+    With `record` (request_open's fields), the request record is inserted by the same statement."""
+    now = timezone.now()
+    hold = Hold(id=uuid.uuid4(), account_id=workspace.pk, request_id=request_id, amount_micros=amount,
+                captured_micros=0, status=Hold.Status.HELD, created_at=now,
+                expires_at=now + timedelta(seconds=settings.HOLD_TTL_SECONDS))
+    hold._state.adding, hold._state.db = False, "default"
+    return hold if ledger_sql.reserve(hold=hold, record=record) else None
 
 
 def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> int:
@@ -143,20 +144,22 @@ def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> i
         raise ValueError("charge must not be negative")
     if charge > hold.amount_micros:
         return _settle_above_hold(hold=hold, charge=charge, verb=verb, memo=memo)
+    with ledger_sql.atomic():
+        return _settle_within_hold(hold=hold, charge=charge, verb=verb, memo=memo)[0]
+
+
+def _settle_within_hold(*, hold: Hold, charge: int, verb: str = "", memo: str = "", close: dict | None = None,
+                        account_id=None) -> tuple[int, int | None]:
+    """hold_settle for charge <= hold (optionally closing the request record too): one statement on
+    PostgreSQL, a few in one transaction on SQLite (billing.ledger_sql). Returns (charged, available)."""
     now = timezone.now()
     status = Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED
-    with transaction.atomic(savepoint=False):
-        if Hold.objects.filter(pk=hold.pk, status=Hold.Status.HELD).update(
-                status=status, captured_micros=charge, resolved_at=now) != 1:
-            return Hold.objects.values_list("captured_micros", flat=True).get(pk=hold.pk)
-        if charge > 0:
-            _post(account_id=hold.account_id, kind=LedgerEntry.Kind.CHARGE, amount=-charge,
-                  reserved_delta=-hold.amount_micros, request_id=hold.request_id, verb=verb, memo=memo)
-        else:
-            CreditAccount.objects.filter(pk=hold.account_id).update(
-                reserved_micros=F("reserved_micros") - hold.amount_micros)
-    hold.status, hold.captured_micros, hold.resolved_at = status, charge, now
-    return charge
+    claimed, charged, available = ledger_sql.settle(
+        hold=hold, account_id=hold.account_id if hold is not None else account_id, charge=charge, status=status,
+        now=now, verb=verb, memo=memo, close=close)
+    if claimed:
+        hold.status, hold.captured_micros, hold.resolved_at = status, charge, now
+    return charged, available
 
 
 def _settle_above_hold(*, hold: Hold, charge: int, verb: str, memo: str) -> int:
@@ -218,25 +221,30 @@ def request_close(*, request_id: str, status: str, http_status: int, charged: in
 # --- the LLM passthrough's hot path: the same rules in fewer statements -----------------------------------
 def request_open_with_hold(*, request_id: str, workspace: Workspace, verb: str, amount: int, api_key=None,
                            channel: str = "rest") -> Hold | None:
-    """`request_open` and the hold in one transaction (one commit). The record is opened either way; returns
-    the hold, or None when `amount` is 0 or the balance is short (the caller then refuses with
-    InsufficientCredits and closes the record)."""
-    with transaction.atomic(savepoint=False):
-        request_open(request_id=request_id, workspace=workspace, verb=verb, api_key=api_key, channel=channel)
-        if amount <= 0:
-            return None
-        return _reserve(workspace=workspace, amount=amount, request_id=request_id)
+    """`request_open` and the hold at once (one statement on PostgreSQL, one transaction on SQLite). The record
+    is opened either way; returns the hold, or None when `amount` is 0 or the balance is short (the caller
+    then refuses with InsufficientCredits and closes the record)."""
+    record = {"id": request_id, "workspace_id": workspace.pk, "verb": verb, "channel": channel,
+              "api_key_id": api_key.pk if api_key is not None else None}
+    with ledger_sql.atomic():
+        return _reserve(workspace=workspace, amount=amount, request_id=request_id, record=record)
 
 
 def hold_settle_close(*, hold: Hold | None, charge: int, workspace: Workspace, request_id: str, status: str,
                       http_status: int, verb: str = "", usage: dict | None = None,
                       error: dict | None = None) -> tuple[int, int]:
-    """`hold_settle` + `request_close` + the available balance afterwards, in one transaction (one commit).
-    Returns (charged, available_micros)."""
+    """`hold_settle` + `request_close` + the available balance afterwards, at once (one statement on
+    PostgreSQL, one transaction on SQLite). Returns (charged, available_micros)."""
     if charge < 0:
         raise ValueError("charge must not be negative")
+    close = {"id": request_id, "status": status, "http_status": http_status, "error": error, "usage": usage}
+    if hold is None or charge <= hold.amount_micros:
+        with ledger_sql.atomic():
+            charged, available = _settle_within_hold(hold=hold, charge=charge, verb=verb, close=close,
+                                                     account_id=workspace.pk)
+        return charged, available
     with transaction.atomic(savepoint=False):
-        charged = hold_settle(hold=hold, charge=charge, verb=verb) if hold is not None else 0
+        charged = _settle_above_hold(hold=hold, charge=charge, verb=verb, memo="")
         request_close(request_id=request_id, status=status, http_status=http_status, charged=charged, usage=usage,
                       error=error)
         balance, reserved = CreditAccount.objects.values_list("balance_micros", "reserved_micros").get(

@@ -314,6 +314,7 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
     """Forward the upstream's chunks as they come; hold back its final usage chunk, settle, and send it
     with `service`. A cut on either side settles as `interrupted`, charged for what was delivered."""
     settled = False
+    drained = None
     usage_chunk: dict | None = None
     last: dict | None = None
     try:
@@ -346,8 +347,10 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
                 yield _event(data)
         if not done and not (meter.finish_reasons and meter.usage):
             raise UpstreamCut("the stream ended early")
-        if done:
-            await _drain(events)
+        if done:  # read the body to its end (so the connection is reused) while the settlement runs
+            drained = asyncio.ensure_future(_drain(events))
+            _background.add(drained)
+            drained.add_done_callback(_background.discard)
         usage = meter.settle_usage()
         service = await _shielded(_finish(call=call, status="succeeded", usage=usage))
         settled = True
@@ -364,6 +367,8 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
         body["service"] = service
         yield _event(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
     finally:
+        if drained is not None:
+            await _shielded(drained)
         await _shielded(resp.aclose())
         if not settled:  # the client went away: charge what was delivered, release the rest
             await _shielded(_finish(call=call, status="interrupted", usage=meter.settle_usage(), http_status=499))

@@ -1,0 +1,198 @@
+"""The two money statements every hold goes through, written as SQL: reserve (a conditional UPDATE of the
+account and the hold row) and settle within the hold (claim the hold held -> captured/released, move balance
+and reserve in one UPDATE, one ledger entry). Optionally they also open / close the request record.
+
+On PostgreSQL each is ONE statement (data-modifying CTEs), so it commits in one round trip to the server
+and needs no BEGIN/COMMIT around it: this is what keeps the LLM passthrough's two database steps
+(hold before the provider is called, settle before the final chunk) cheap. On SQLite (no data-modifying
+CTEs) the same steps are a few statements, run inside the caller's transaction (`atomic()`).
+
+The rules are those of billing.services: a reserve only happens when the available balance covers it; a
+hold resolves once (whoever claims it moves the money; anyone else changes nothing and reads what was
+captured); the ledger entry's balance_after is the balance its own UPDATE produced. Charges above a hold
+keep the locked ORM path (billing.services._settle_above_hold).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from functools import cache
+
+from django.db import connection, transaction
+
+from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
+
+HELD = Hold.Status.HELD.value
+CHARGE = LedgerEntry.Kind.CHARGE.value
+IN_PROGRESS = RequestRecord.Status.IN_PROGRESS.value
+
+
+def _single_statement() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def atomic():
+    """The transaction a reserve or settle needs: none on PostgreSQL (one statement is atomic by itself, and
+    BEGIN/COMMIT would be two more round trips), a transaction on other databases."""
+    if _single_statement():
+        return contextlib.nullcontext()
+    return transaction.atomic(savepoint=False)
+
+
+@cache
+def _field(model, name):
+    return model._meta.get_field(name)
+
+
+def _db(model, name, value):
+    """A Python value as the database driver wants it for this column (UUIDs, datetimes, JSON)."""
+    if value is None:
+        return None
+    return _field(model, name).get_db_prep_value(value, connection)
+
+
+@cache
+def _tables():
+    return {"account": CreditAccount._meta.db_table, "hold": Hold._meta.db_table,
+            "ledger": LedgerEntry._meta.db_table, "record": RequestRecord._meta.db_table}
+
+
+# --- reserve -------------------------------------------------------------------------------------------
+_RECORD_INSERT = ("INSERT INTO {record} (id, workspace_id, api_key_id, verb, channel, status, credits_charged_micros, "
+                  "created_at) VALUES (%(rid)s, %(account)s, %(key)s, %(verb)s, %(channel)s, %(in_progress)s, 0, "
+                  "%(now)s)")
+_RESERVE_UPDATE = ("UPDATE {account} SET reserved_micros = reserved_micros + %(amount)s "
+                   "WHERE workspace_id = %(account)s AND %(amount)s > 0 AND balance_micros >= reserved_micros + %(amount)s")
+_HOLD_INSERT = ("INSERT INTO {hold} (id, account_id, request_id, amount_micros, captured_micros, status, created_at, "
+                "expires_at) {source}")
+_HOLD_VALUES = "%(hold)s, %(account)s, %(rid)s, %(amount)s, 0, %(held)s, %(now)s, %(expires)s"
+
+
+@cache
+def _reserve_sql(vendor_single: bool, with_record: bool) -> list[str]:
+    t = _tables()
+    if vendor_single:
+        ctes = []
+        if with_record:
+            ctes.append("rec AS (" + _RECORD_INSERT.format(**t) + ")")
+        ctes.append("acct AS (" + _RESERVE_UPDATE.format(**t) + " RETURNING 1)")
+        insert = _HOLD_INSERT.format(source=f"SELECT {_HOLD_VALUES} FROM acct", **t)
+        return ["WITH " + ", ".join(ctes) + " " + insert + " RETURNING 1"]
+    out = [_RECORD_INSERT.format(**t)] if with_record else []
+    return out + [_RESERVE_UPDATE.format(**t), _HOLD_INSERT.format(source=f"VALUES ({_HOLD_VALUES})", **t)]
+
+
+def reserve(*, hold: Hold, record: dict | None) -> bool:
+    """Reserve `hold.amount_micros` on the account and insert `hold` if the available balance covers it (an
+    amount of 0 reserves nothing); with `record`, insert the request record (always). Returns whether the
+    hold was placed."""
+    params = {
+        "hold": _db(Hold, "id", hold.id), "account": _db(Hold, "account", hold.account_id), "rid": hold.request_id,
+        "amount": hold.amount_micros, "held": HELD, "now": _db(Hold, "created_at", hold.created_at),
+        "expires": _db(Hold, "expires_at", hold.expires_at),
+    }
+    if record is not None:
+        params.update(key=_db(RequestRecord, "api_key", record["api_key_id"]), verb=record["verb"],
+                      channel=record["channel"], in_progress=IN_PROGRESS)
+    statements = _reserve_sql(_single_statement(), record is not None)
+    with connection.cursor() as cursor:
+        if len(statements) == 1:
+            cursor.execute(statements[0], params)
+            return cursor.fetchone() is not None
+        *before, update, insert = statements
+        for sql in before:
+            cursor.execute(sql, params)
+        if hold.amount_micros <= 0:
+            return False
+        cursor.execute(update, params)
+        if cursor.rowcount != 1:
+            return False
+        cursor.execute(insert, params)
+        return True
+
+
+# --- settle within the hold ------------------------------------------------------------------------------
+_CLAIM = ("UPDATE {hold} SET status = %(status)s, captured_micros = %(charge)s, resolved_at = %(now)s "
+          "WHERE id = %(hold)s AND status = %(held)s")
+_LEDGER_INSERT = ("INSERT INTO {ledger} (account_id, kind, amount_micros, balance_after_micros, request_id, verb, memo, "
+                  "external_ref, created_by_id, created_at) {source}")
+_LEDGER_VALUES = "%(account)s, %(kind)s, %(debit)s, {balance}, %(rid)s, %(verb)s, %(memo)s, NULL, NULL, %(now)s"
+
+
+def _close_set(with_usage: bool) -> str:
+    sets = "status = %(rstatus)s, http_status = %(http)s, error = %(error)s, completed_at = %(now)s"
+    return sets + (", usage = %(usage)s" if with_usage else "")
+
+
+@cache
+def _settle_sql_single(with_close: bool, with_usage: bool) -> str:
+    t = _tables()
+    ctes = [
+        "claim AS (" + _CLAIM.format(**t) + " RETURNING amount_micros)",
+        f"acct AS (UPDATE {t['account']} a SET balance_micros = a.balance_micros - %(charge)s, "
+        "reserved_micros = a.reserved_micros - c.amount_micros FROM claim c WHERE a.workspace_id = %(account)s "
+        "RETURNING a.balance_micros, a.reserved_micros)",
+        "entry AS (" + _LEDGER_INSERT.format(
+            source="SELECT " + _LEDGER_VALUES.format(balance="acct.balance_micros") + " FROM acct WHERE %(charge)s > 0",
+            **t) + ")",
+        f"charged AS (SELECT COALESCE((SELECT %(charge)s FROM claim), "
+        f"(SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s), 0) AS v)",
+    ]
+    if with_close:
+        ctes.append(f"rec AS (UPDATE {t['record']} SET {_close_set(with_usage)}, "
+                    "credits_charged_micros = (SELECT v FROM charged) WHERE id = %(rid)s)")
+    return ("WITH " + ", ".join(ctes) + " SELECT (SELECT count(*) FROM claim), (SELECT v FROM charged), "
+            "COALESCE((SELECT balance_micros - reserved_micros FROM acct), "
+            f"(SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s))")
+
+
+def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb: str, memo: str,
+           close: dict | None) -> tuple[bool, int, int | None]:
+    """Capture `charge` (at most the hold's amount) and release the rest, once; with `close`, close the request
+    record with what was charged. Returns (claimed, charged, available after) — available is None on SQLite
+    without `close` (nobody reads it there)."""
+    params = {
+        "hold": _db(Hold, "id", hold.id) if hold is not None else None, "account": _db(Hold, "account", account_id),
+        "charge": charge, "debit": -charge, "status": status, "held": HELD, "now": _db(Hold, "resolved_at", now),
+        "kind": CHARGE, "verb": verb, "memo": memo[:500],
+        "rid": close["id"] if close is not None else (hold.request_id if hold is not None else ""),
+    }
+    with_usage = close is not None and close.get("usage") is not None
+    if close is not None:
+        params.update(rstatus=close["status"], http=close["http_status"],
+                      error=_db(RequestRecord, "error", close.get("error")),
+                      usage=_db(RequestRecord, "usage", close.get("usage")))
+    with connection.cursor() as cursor:
+        if _single_statement():
+            cursor.execute(_settle_sql_single(close is not None, with_usage), params)
+            claimed, charged, available = cursor.fetchone()
+            return bool(claimed), int(charged), available
+        return _settle_steps(cursor, hold, params, close is not None, with_usage)
+
+
+def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
+    t = _tables()
+    claimed, available, charged = False, None, 0
+    if hold is not None:
+        cursor.execute(_CLAIM.format(**t), params)
+        claimed = cursor.rowcount == 1
+    if claimed:
+        cursor.execute(f"UPDATE {t['account']} SET balance_micros = balance_micros - %(charge)s, "
+                       "reserved_micros = reserved_micros - %(amount)s WHERE workspace_id = %(account)s "
+                       "RETURNING balance_micros, reserved_micros", {**params, "amount": hold.amount_micros})
+        balance, reserved = cursor.fetchone()
+        available, charged = balance - reserved, params["charge"]
+        if charged > 0:
+            cursor.execute(_LEDGER_INSERT.format(source="VALUES (" + _LEDGER_VALUES.format(balance="%(after)s") + ")",
+                                                 **t), {**params, "after": balance})
+    elif hold is not None:
+        cursor.execute(f"SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s", params)
+        charged = cursor.fetchone()[0]
+    if with_close:
+        cursor.execute(f"UPDATE {t['record']} SET {_close_set(with_usage)}, credits_charged_micros = %(charged)s "
+                       "WHERE id = %(rid)s", {**params, "charged": charged})
+        if available is None:
+            cursor.execute(f"SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s",
+                           params)
+            available = cursor.fetchone()[0]
+    return claimed, charged, available
