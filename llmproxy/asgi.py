@@ -121,10 +121,17 @@ async def _send_response(send, request: Request, response) -> None:
     if not response.streaming:
         await send({"type": "http.response.body", "body": response.content})
         return
+    # The view may mark its final part (`response.last_part`): it goes out with the end of the body in one
+    # write, so a client that stops reading at `data: [DONE]` finds the response complete and keeps the
+    # connection. The iterator is still run to its end (its cleanup runs there).
+    last_part = getattr(response, "last_part", None) or [False]
+    ended = False
     async for part in response.streaming_content:
-        if part:
-            await send({"type": "http.response.body", "body": part, "more_body": True})
-    await send({"type": "http.response.body", "body": b""})
+        if part and not ended:
+            ended = last_part[0]
+            await send({"type": "http.response.body", "body": part, "more_body": not ended})
+    if not ended:
+        await send({"type": "http.response.body", "body": b""})
 
 
 async def _respond(scope, receive, send, view, kwargs, started: float, request_id: str) -> None:

@@ -302,17 +302,20 @@ async def _chat_stream(request, call: services.Call, started: float):
             err = upstream.unavailable(exc)
         return await _upstream_failed(request, call, err, started, time.perf_counter() - t0)
     upstream_seconds = time.perf_counter() - t0
-    response = StreamingHttpResponse(_relay(call, resp, events, buffered, done, meter),
+    last_part = [False]
+    response = StreamingHttpResponse(_relay(call, resp, events, buffered, done, meter, last_part),
                                      content_type="text/event-stream")
+    response.last_part = last_part  # llmproxy.asgi ends the response with the final part: one write, not two
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return _overhead(_headers(response, call), started, upstream_seconds)
 
 
 async def _relay(call: services.Call, resp: httpx.Response, events, buffered: list[bytes], done: bool,
-                 meter: metering.StreamMeter):
+                 meter: metering.StreamMeter, last_part: list):
     """Forward the upstream's chunks as they come; hold back its final usage chunk, settle, and send it
-    with `service`. A cut on either side settles as `interrupted`, charged for what was delivered."""
+    with `service`. A cut on either side settles as `interrupted`, charged for what was delivered.
+    `last_part[0]` is set just before the final part is yielded."""
     settled = False
     drained = None
     usage_chunk: dict | None = None
@@ -356,6 +359,7 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
         settled = True
         final = usage_chunk or _synthetic_final(last, usage)
         final["service"] = service
+        last_part[0] = True
         yield _event(json.dumps(final, ensure_ascii=False, separators=(",", ":"))) + b"data: [DONE]\n\n"
     except (httpx.HTTPError, UpstreamCut) as exc:
         usage = meter.settle_usage()
@@ -365,6 +369,7 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
             f"The model provider interrupted the stream ({type(exc).__name__}); charged for what was delivered.")
         body = errors.error_body(err, call.request_id)
         body["service"] = service
+        last_part[0] = True
         yield _event(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
     finally:
         if drained is not None:

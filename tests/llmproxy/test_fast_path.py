@@ -240,3 +240,65 @@ def test_sse_parser_handles_split_lines_crlf_comments_and_multiline_data():
         return [data async for data in sse_data(httpx.Response(200, stream=_Chunks(parts)))]
 
     assert asyncio.run(collect()) == [b'{"a":1}', b"x\ny", b"z", b"[DONE]"]
+
+
+# --- one write for the end of a stream ------------------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_a_stream_ends_with_its_final_part_and_the_end_of_the_body_in_one_message(api_key, models_file):
+    """The usage chunk with `service`, `data: [DONE]` and the end of the body go out as one ASGI message (one
+    write): a client that stops reading at [DONE] finds the response complete and keeps its connection."""
+    from llmproxy.views import close_db_threads
+
+    body = json.dumps({"model": "fake/ok", "messages": HELLO, "stream": True}).encode()
+    scope = {"type": "http", "method": "POST", "path": "/v1/llm/chat/completions", "query_string": b"",
+             "headers": [(b"authorization", f"Bearer {api_key}".encode()), (b"content-type", b"application/json"),
+                         (b"content-length", str(len(body)).encode())]}
+    sent = []
+
+    async def main():
+        pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive():
+            if pending:
+                return pending.pop()
+            await asyncio.Event().wait()  # the client stays connected
+
+        async def send(message):
+            sent.append(message)
+
+        await config.asgi.application(scope, receive, send)
+
+    try:
+        asyncio.run(main())
+    finally:
+        close_db_threads()
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 200
+    parts = [m for m in sent[1:] if m["type"] == "http.response.body"]
+    assert all(m["more_body"] for m in parts[:-1]) and parts[-1]["more_body"] is False
+    final = parts[-1]["body"].decode()
+    assert final.endswith("data: [DONE]\n\n")
+    usage_chunk = json.loads(final.split("\n\n")[0].removeprefix("data: "))
+    record = RequestRecord.objects.get(pk=usage_chunk["service"]["request_id"])
+    assert record.status == "succeeded"
+    assert usage_chunk["service"]["credits_charged"] == str(record.credits_charged_micros / 1_000_000).rstrip("0")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_hot_path_step_is_one_statement_on_postgresql(workspace, django_assert_max_num_queries):
+    """The hold before the provider call and the settlement before the final chunk: one statement each on
+    PostgreSQL (billing.ledger_sql); a few in one transaction elsewhere."""
+    from django.db import connection
+
+    single = connection.vendor == "postgresql"
+    with django_assert_max_num_queries(1 if single else 5):  # SQLite: BEGIN, record, reserve, hold, COMMIT
+        hold = billing.request_open_with_hold(request_id="req_q1", workspace=workspace, verb="llm_chat",
+                                              amount=10_000)
+    with django_assert_max_num_queries(1 if single else 6):  # SQLite: BEGIN, claim, account, ledger, record, COMMIT
+        charged, available = billing.hold_settle_close(hold=hold, charge=4_000, workspace=workspace,
+                                                       request_id="req_q1", status="succeeded", http_status=200,
+                                                       verb="llm_chat", usage={"total_tokens": 4})
+    account = CreditAccount.objects.get(pk=workspace.pk)
+    assert charged == 4_000 and available == account.available_micros and account.reserved_micros == 0
+    entry = LedgerEntry.objects.get(request_id="req_q1")
+    assert (entry.amount_micros, entry.balance_after_micros) == (-4_000, account.balance_micros)
+    assert RequestRecord.objects.get(pk="req_q1").usage == {"total_tokens": 4}
