@@ -1,8 +1,9 @@
 """`manage.py serve`: the whole service in the foreground, as supervised child processes.
 
 Children: the ASGI web server (API, MCP, console), a Celery worker, Celery beat, and in sandbox mode the
-inbound SMTP listener. SIGINT/SIGTERM stop all of them; if one dies the others are stopped too; each
-child is also tied to this process with PR_SET_PDEATHSIG, so even a SIGKILL of `serve` leaves no orphans.
+inbound SMTP listener. SIGINT/SIGTERM stop all of them (SIGTERM, then SIGKILL after 10 s); if one dies the
+others are stopped too; each child is also tied to this process with PR_SET_PDEATHSIG, so even a SIGKILL of
+`serve` leaves no orphans.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ def _die_with_parent():  # runs in the child between fork and exec
     os.setpgrp()  # own process group: a terminal's Ctrl-C reaches serve, which stops children in order
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            # SIGKILL, not SIGTERM: this only fires when serve died without stopping its children (killed,
+            # crashed), and a child in a warm shutdown (a Celery worker still starting, say) could outlive it
+            # for long. Tasks are acked late, so a task cut here is delivered again.
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         except OSError:
             pass
 
