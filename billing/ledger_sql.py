@@ -11,6 +11,11 @@ The rules are those of billing.services: a reserve only happens when the availab
 hold resolves once (whoever claims it moves the money; anyone else changes nothing and reads what was
 captured); the ledger entry's balance_after is the balance its own UPDATE produced. Charges above a hold
 keep the locked ORM path (billing.services._settle_above_hold).
+
+One difference from a read after the fact: on PostgreSQL a settle that loses the claim to a concurrent one
+reports the captured amount of its statement's snapshot. The only concurrent claimer in this service is the
+expiry sweep, which releases (captures 0), and that is what the snapshot shows; the money moves once
+either way.
 """
 
 from __future__ import annotations
