@@ -124,7 +124,8 @@ def insufficient_credits(*, workspace: Workspace, amount: int) -> errors.Insuffi
 
 def _reserve(*, workspace: Workspace, amount: int, request_id: str, record: dict | None = None) -> Hold | None:
     """The conditional reserve and its hold row (inside the caller's transaction on SQLite); None when short.
-    With `record` (request_open's fields), the request record is inserted by the same statement."""
+    With `record` (verb, channel, api_key_id), the request record `request_id` is inserted by the same
+    statement, whether or not the reserve happens."""
     now = timezone.now()
     hold = Hold(id=uuid.uuid4(), account_id=workspace.pk, request_id=request_id, amount_micros=amount,
                 captured_micros=0, status=Hold.Status.HELD, created_at=now,
@@ -224,8 +225,7 @@ def request_open_with_hold(*, request_id: str, workspace: Workspace, verb: str, 
     """`request_open` and the hold at once (one statement on PostgreSQL, one transaction on SQLite). The record
     is opened either way; returns the hold, or None when `amount` is 0 or the balance is short (the caller
     then refuses with InsufficientCredits and closes the record)."""
-    record = {"id": request_id, "workspace_id": workspace.pk, "verb": verb, "channel": channel,
-              "api_key_id": api_key.pk if api_key is not None else None}
+    record = {"verb": verb, "channel": channel, "api_key_id": api_key.pk if api_key is not None else None}
     with ledger_sql.atomic():
         return _reserve(workspace=workspace, amount=amount, request_id=request_id, record=record)
 
