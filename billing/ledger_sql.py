@@ -1,6 +1,7 @@
-"""The two money statements every hold goes through, written as SQL: reserve (a conditional UPDATE of the
-account and the hold row) and settle within the hold (claim the hold held -> captured/released, move balance
-and reserve in one UPDATE, one ledger entry). Optionally they also open / close the request record.
+"""The money statements, written as SQL: post (move the account and append one ledger entry: every ledger
+write goes through it), reserve (a conditional UPDATE of the account and the hold row) and settle within the
+hold (claim the hold held -> captured/released, then the same move and entry as post). Reserve and settle can
+also open / close the request record.
 
 On PostgreSQL each is ONE statement (data-modifying CTEs), so it commits in one round trip to the server
 and needs no BEGIN/COMMIT around it: this is what keeps the LLM passthrough's two database steps
@@ -116,12 +117,75 @@ def reserve(*, hold: Hold, record: dict | None) -> bool:
         return True
 
 
+# --- ledger posts: move the account and append the entry -------------------------------------------------
+# The one way the cached balance and the ledger move together (billing.services._post and the settlement
+# below both use it): one UPDATE of the account returns the balance the entry records.
+_MOVE = ("UPDATE {account} SET balance_micros = balance_micros + %(amount)s, "
+         "reserved_micros = reserved_micros + %(reserved_delta)s WHERE workspace_id = %(account)s{guard} "
+         "RETURNING balance_micros, reserved_micros")
+# A debit that must be covered by the available balance (the check constraint refuses it anyway; this makes
+# the refusal a clean "no row" instead of an IntegrityError).
+_COVERED = " AND balance_micros + %(amount)s >= reserved_micros + %(reserved_delta)s"
+_ENTRY = ("INSERT INTO {ledger} (account_id, kind, amount_micros, balance_after_micros, request_id, verb, memo, "
+          "external_ref, created_by_id, created_at) {source} RETURNING id, balance_after_micros")
+_ENTRY_VALUES = ("%(account)s, %(kind)s, %(amount)s, {balance}, %(rid)s, %(verb)s, %(memo)s, %(external_ref)s, "
+                 "%(created_by)s, %(now)s")
+
+
+def _post_params(*, account_id, kind: str, amount: int, reserved_delta: int, request_id: str, verb: str, memo: str,
+                 external_ref, created_by_id, now) -> dict:
+    return {"account": _db(Hold, "account", account_id), "kind": kind, "amount": amount,
+            "reserved_delta": reserved_delta, "rid": request_id, "verb": verb, "memo": memo[:500],
+            "external_ref": external_ref, "created_by": created_by_id, "now": _db(LedgerEntry, "created_at", now)}
+
+
+@cache
+def _post_sql_single(guard: str) -> str:
+    t = _tables()
+    return ("WITH acct AS (" + _MOVE.format(guard=guard, **t) + ") "
+            + _ENTRY.format(source="SELECT " + _ENTRY_VALUES.format(balance="balance_micros") + " FROM acct", **t))
+
+
+def _post_steps(cursor, params: dict, guard: str, *, enter: bool = True):
+    """SQLite: the account UPDATE, then (if it moved and `enter`) the entry. Returns (balance, reserved, entry
+    id) or None when the guarded UPDATE moved nothing."""
+    t = _tables()
+    cursor.execute(_MOVE.format(guard=guard, **t), params)
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    balance, reserved = row
+    entry_id = None
+    if enter:
+        cursor.execute(_ENTRY.format(source="VALUES (" + _ENTRY_VALUES.format(balance="%(after)s") + ")", **t),
+                       {**params, "after": balance})
+        entry_id = cursor.fetchone()[0]
+    return balance, reserved, entry_id
+
+
+def post(*, account_id, kind: str, amount: int, reserved_delta: int = 0, require_available: bool = False,
+         request_id: str = "", verb: str = "", memo: str = "", external_ref: str | None = None,
+         created_by_id=None, now) -> tuple[int, int] | None:
+    """Move the balance by `amount` (and the reserve by `reserved_delta`) and append one ledger entry, in one
+    statement on PostgreSQL (inside the caller's transaction elsewhere). With `require_available`, only when
+    the available balance covers it. Returns (entry id, balance after), or None when nothing moved."""
+    params = _post_params(account_id=account_id, kind=kind, amount=amount, reserved_delta=reserved_delta,
+                          request_id=request_id, verb=verb, memo=memo, external_ref=external_ref,
+                          created_by_id=created_by_id, now=now)
+    guard = _COVERED if require_available else ""
+    with connection.cursor() as cursor:
+        if _single_statement():
+            cursor.execute(_post_sql_single(guard), params)
+            row = cursor.fetchone()
+            return (row[0], row[1]) if row is not None else None
+        moved = _post_steps(cursor, params, guard)
+        return (moved[2], moved[0]) if moved is not None else None
+
+
 # --- settle within the hold ------------------------------------------------------------------------------
 _CLAIM = ("UPDATE {hold} SET status = %(status)s, captured_micros = %(charge)s, resolved_at = %(now)s "
           "WHERE id = %(hold)s AND status = %(held)s")
-_LEDGER_INSERT = ("INSERT INTO {ledger} (account_id, kind, amount_micros, balance_after_micros, request_id, verb, memo, "
-                  "external_ref, created_by_id, created_at) {source}")
-_LEDGER_VALUES = "%(account)s, %(kind)s, %(debit)s, {balance}, %(rid)s, %(verb)s, %(memo)s, NULL, NULL, %(now)s"
+_CLAIMED = " AND EXISTS (SELECT 1 FROM claim)"
 
 
 def _close_set(with_usage: bool) -> str:
@@ -133,12 +197,10 @@ def _close_set(with_usage: bool) -> str:
 def _settle_sql_single(with_close: bool, with_usage: bool) -> str:
     t = _tables()
     ctes = [
-        "claim AS (" + _CLAIM.format(**t) + " RETURNING amount_micros)",
-        f"acct AS (UPDATE {t['account']} a SET balance_micros = a.balance_micros - %(charge)s, "
-        "reserved_micros = a.reserved_micros - c.amount_micros FROM claim c WHERE a.workspace_id = %(account)s "
-        "RETURNING a.balance_micros, a.reserved_micros)",
-        "entry AS (" + _LEDGER_INSERT.format(
-            source="SELECT " + _LEDGER_VALUES.format(balance="acct.balance_micros") + " FROM acct WHERE %(charge)s > 0",
+        "claim AS (" + _CLAIM.format(**t) + " RETURNING 1)",
+        "acct AS (" + _MOVE.format(guard=_CLAIMED, **t) + ")",
+        "entry AS (" + _ENTRY.format(
+            source="SELECT " + _ENTRY_VALUES.format(balance="balance_micros") + " FROM acct WHERE %(charge)s > 0",
             **t) + ")",
         f"charged AS (SELECT COALESCE((SELECT %(charge)s FROM claim), "
         f"(SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s), 0) AS v)",
@@ -153,15 +215,16 @@ def _settle_sql_single(with_close: bool, with_usage: bool) -> str:
 
 def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb: str, memo: str,
            close: dict | None) -> tuple[bool, int, int | None]:
-    """Capture `charge` (at most the hold's amount) and release the rest, once; with `close`, close the request
-    record with what was charged. Returns (claimed, charged, available after) — available is None on SQLite
-    without `close` (nobody reads it there)."""
-    params = {
-        "hold": _db(Hold, "id", hold.id) if hold is not None else None, "account": _db(Hold, "account", account_id),
-        "charge": charge, "debit": -charge, "status": status, "held": HELD, "now": _db(Hold, "resolved_at", now),
-        "kind": CHARGE, "verb": verb, "memo": memo[:500],
-        "rid": close["id"] if close is not None else (hold.request_id if hold is not None else ""),
-    }
+    """Capture `charge` (at most the hold's amount) and release the rest, once: the claim, then the same
+    account move and ledger entry as `post` (no entry for a release); with `close`, close the request record
+    with what was charged. Returns (claimed, charged, available after) — available is None on SQLite without
+    `close` (nobody reads it there)."""
+    rid = close["id"] if close is not None else (hold.request_id if hold is not None else "")
+    params = _post_params(account_id=account_id, kind=CHARGE, amount=-charge,
+                          reserved_delta=-hold.amount_micros if hold is not None else 0, request_id=rid, verb=verb,
+                          memo=memo, external_ref=None, created_by_id=None, now=now)
+    params.update(hold=_db(Hold, "id", hold.id) if hold is not None else None, charge=charge, status=status,
+                  held=HELD)
     with_usage = close is not None and close.get("usage") is not None
     if close is not None:
         params.update(rstatus=close["status"], http=close["http_status"],
@@ -182,14 +245,8 @@ def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
         cursor.execute(_CLAIM.format(**t), params)
         claimed = cursor.rowcount == 1
     if claimed:
-        cursor.execute(f"UPDATE {t['account']} SET balance_micros = balance_micros - %(charge)s, "
-                       "reserved_micros = reserved_micros - %(amount)s WHERE workspace_id = %(account)s "
-                       "RETURNING balance_micros, reserved_micros", {**params, "amount": hold.amount_micros})
-        balance, reserved = cursor.fetchone()
+        balance, reserved, _ = _post_steps(cursor, params, "", enter=params["charge"] > 0)
         available, charged = balance - reserved, params["charge"]
-        if charged > 0:
-            cursor.execute(_LEDGER_INSERT.format(source="VALUES (" + _LEDGER_VALUES.format(balance="%(after)s") + ")",
-                                                 **t), {**params, "after": balance})
     elif hold is not None:
         cursor.execute(f"SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s", params)
         charged = cursor.fetchone()[0]

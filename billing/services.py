@@ -12,7 +12,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import Workspace
@@ -39,23 +38,24 @@ def account_open(*, workspace: Workspace) -> CreditAccount:
 def _post(*, account_id, kind: str, amount: int, memo: str = "", request_id: str = "", verb: str = "",
           external_ref: str | None = None, created_by=None, require_available: bool = False,
           reserved_delta: int = 0) -> LedgerEntry:
-    """Append one ledger entry and move the cached balance by `amount`, atomically. A debit with
-    `require_available` only happens when the available balance covers it (else InsufficientCredits).
-    `reserved_delta` moves the reserve in the same UPDATE (a capture frees its hold as it charges)."""
+    """Append one ledger entry and move the cached balance by `amount`, atomically (billing.ledger_sql.post).
+    A debit with `require_available` only happens when the available balance covers it (else
+    InsufficientCredits). `reserved_delta` moves the reserve in the same UPDATE (a capture frees its hold as
+    it charges)."""
     assert transaction.get_connection().in_atomic_block, "ledger posts need a transaction"
-    qs = CreditAccount.objects.filter(pk=account_id)
-    if amount < 0 and require_available:
-        qs = qs.filter(balance_micros__gte=F("reserved_micros") - amount)
-    moves = {"balance_micros": F("balance_micros") + amount}
-    if reserved_delta:
-        moves["reserved_micros"] = F("reserved_micros") + reserved_delta
-    if qs.update(**moves) != 1:
+    now = timezone.now()
+    posted = ledger_sql.post(account_id=account_id, kind=kind, amount=amount, reserved_delta=reserved_delta,
+                             require_available=amount < 0 and require_available, request_id=request_id, verb=verb,
+                             memo=memo, external_ref=external_ref,
+                             created_by_id=created_by.pk if created_by is not None else None, now=now)
+    if posted is None:
         raise errors.InsufficientCredits()
-    balance_after = CreditAccount.objects.values_list("balance_micros", flat=True).get(pk=account_id)
-    return LedgerEntry.objects.create(
-        account_id=account_id, kind=kind, amount_micros=amount, balance_after_micros=balance_after, memo=memo[:500],
-        request_id=request_id, verb=verb, external_ref=external_ref, created_by=created_by,
-    )
+    entry_id, balance_after = posted
+    entry = LedgerEntry(id=entry_id, account_id=account_id, kind=kind, amount_micros=amount,
+                        balance_after_micros=balance_after, memo=memo[:500], request_id=request_id, verb=verb,
+                        external_ref=external_ref, created_by=created_by, created_at=now)
+    entry._state.adding, entry._state.db = False, "default"
+    return entry
 
 
 def credits_grant(*, workspace: Workspace, amount: int, memo: str = "", kind: str = LedgerEntry.Kind.GRANT,
