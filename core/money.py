@@ -8,7 +8,8 @@ import re
 from decimal import Decimal
 
 MICROS_PER_CREDIT = 1_000_000
-_CREDIT_RE = re.compile(r"^(?P<sign>-?)(?P<int>\d+)(?:\.(?P<frac>\d{1,6}))?$")
+# ASCII digits only: `\d` would also match "٥" (Arabic-Indic) and "５" (fullwidth), which int() reads as 5.
+_CREDIT_RE = re.compile(r"^(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]{1,6}))?$", re.ASCII)
 
 
 class InvalidCreditString(ValueError):
@@ -19,7 +20,7 @@ def parse_credits(value: str, *, allow_negative: bool = False) -> int:
     """Parse a decimal credit string into micro-credits. Raises InvalidCreditString."""
     if not isinstance(value, str):
         raise InvalidCreditString("must be a decimal string such as \"5\" or \"0.25\"")
-    match = _CREDIT_RE.match(value.strip())
+    match = _CREDIT_RE.fullmatch(value.strip(" \t"))
     if not match:
         raise InvalidCreditString("must be a decimal string with at most 6 decimals, such as \"5\" or \"0.25\"")
     if match["sign"] and not allow_negative:

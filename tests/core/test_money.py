@@ -23,7 +23,8 @@ def test_parse_accepts_any_decimal_with_at_most_six_places(text, micros):
     assert parse_credits(text) == micros
 
 
-@pytest.mark.parametrize("text", ["", "1e3", "0.0000001", "1.", ".5", "-1", "abc", "1,5", "NaN", "Infinity", "+1", "1 000"])
+@pytest.mark.parametrize("text", ["", "1e3", "0.0000001", "1.", ".5", "-1", "abc", "1,5", "NaN", "Infinity", "+1", "1 000",
+                                  "\u0665", "\uff15", "1.\u0665", "\u0665.5", "5\n", "\u20035"])
 def test_parse_rejects(text):
     with pytest.raises(InvalidCreditString):
         parse_credits(text)

@@ -196,7 +196,7 @@ def test_max_credits(api, people, ceiling, status):
         assert available(api) == before
 
 
-@pytest.mark.parametrize("ceiling", ["-1", "5.0000001", "1e3", "abc", 5, ""])
+@pytest.mark.parametrize("ceiling", ["-1", "5.0000001", "1e3", "abc", 5, "", "\u0665", "\uff15", "1\u0660"])
 def test_max_credits_format(api, people, ceiling):
     assert "max_credits" in fields(api.post(URL, {"person": {"email": "ada@acme.com"}, "max_credits": ceiling}))
 
