@@ -1,7 +1,7 @@
 """The sender: one step to one lead, at most once.
 
 1. claim: in one transaction, lock the lead, check it is still due (the scheduler's lease), inside its
-   sending window, its sticky mailbox active and under its daily cap, and its address not suppressed; then
+   sending window, its sticky mailbox active (not suspended, not `needs_reconnect`) and under its daily cap, and its address not suppressed; then
    create the `SentMessage` row (`claimed`) and park the lead (`next_send_at = NULL`).
 2. hand over: flip the row to `sending` in one conditional UPDATE that requires the lead to be still active
    (a reply or unsubscribe may have stopped it meanwhile). From here on the outcome belongs to SMTP.
@@ -122,7 +122,10 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             return "suppressed"
         mailbox = Mailbox.objects.select_for_update().filter(pk=lead.mailbox_id).first()
         if mailbox is None or mailbox.status != Mailbox.Status.ACTIVE:
-            _reschedule(lead.pk, now + MAILBOX_WAIT)  # sticky: wait for it (never sent from while suspended)
+            # sticky: wait for it (never sent from while suspended, or while its OAuth consent needs reconnecting)
+            _reschedule(lead.pk, now + MAILBOX_WAIT)
+            if mailbox is not None and mailbox.status == Mailbox.Status.NEEDS_RECONNECT:
+                return "mailbox_needs_reconnect"
             return "mailbox_inactive"
         if sends_today([mailbox.pk], now).get(mailbox.pk, 0) >= daily_cap(mailbox, now):
             _reschedule(lead.pk, next_open(window, day_start(now) + timedelta(days=1)))

@@ -118,14 +118,26 @@ class Mailbox(models.Model):
 
     `renews_at` is when the next monthly upkeep (750 credits) is due, counted from `activated_at`. A renewal the
     balance cannot cover sets `status = suspended`; topping up and renewing sets it back to `active`.
+
+    `auth` is how the service signs in to the mailbox's SMTP and IMAP servers: `password` (the Fernet-encrypted
+    `secret_encrypted`) or `oauth2` (SASL XOAUTH2 with an access token from `sending.oauth`; the refresh token
+    lives encrypted in the mailbox's `MailboxToken`). An OAuth mailbox whose consent was revoked, or whose
+    refresh the provider refused, is `status = needs_reconnect` (`reconnect_reason` says why): it is never sent
+    from or polled until its owner reconnects it in the console, which sets it back to `active`. Like every
+    status other than `active`, the send claim re-checks it under the mailbox row lock.
     """
 
     class Status(models.TextChoices):
         PROVISIONING = "provisioning"
         ACTIVE = "active"
         SUSPENDED = "suspended"
+        NEEDS_RECONNECT = "needs_reconnect"  # OAuth consent revoked / refresh refused: reconnect in the console
         FAILED = "failed"
         REMOVED = "removed"
+
+    class Auth(models.TextChoices):
+        PASSWORD = "password"
+        OAUTH2 = "oauth2"  # SASL XOAUTH2 with a refreshed access token (sending.oauth)
 
     class Security(models.TextChoices):
         STARTTLS = "starttls"
@@ -154,6 +166,14 @@ class Mailbox(models.Model):
     imap_security = models.CharField(max_length=8, choices=Security.choices, default=Security.SSL)
     imap_username = models.CharField(max_length=254, blank=True, default="")
     secret_encrypted = models.TextField(blank=True, default="")
+    auth = models.CharField(max_length=16, choices=Auth.choices, default=Auth.PASSWORD)
+    oauth_provider = models.CharField(max_length=32, blank=True, default="",
+                                      help_text="Token source of an oauth2 mailbox (sending.oauth): google, microsoft.")
+    reconnect_reason = models.CharField(max_length=300, blank=True, default="",
+                                        help_text="Why the mailbox needs reconnecting (never a token).")
+    needs_reconnect_at = models.DateTimeField(null=True, blank=True)
+    reconnect_notified_at = models.DateTimeField(null=True, blank=True,
+                                                 help_text="When the owners were emailed about it (once per episode).")
     # lifecycle
     created_at = models.DateTimeField(default=timezone.now)
     activated_at = models.DateTimeField(null=True, blank=True)
@@ -182,3 +202,28 @@ class Mailbox(models.Model):
 
     def __str__(self):
         return self.email
+
+
+class MailboxToken(models.Model):
+    """OAuth 2.0 tokens of an `auth = oauth2` mailbox. Both tokens are Fernet-encrypted (`sending.crypto`), never
+    logged, never shown. `refresh_lease_until` is the cross-process refresh lock (claimed by a conditional UPDATE:
+    one refresh at a time per mailbox, on SQLite and PostgreSQL alike); `retry_after` / `failures` are the
+    backoff after a transient provider error (which never turns into `needs_reconnect`)."""
+
+    mailbox = models.OneToOneField(Mailbox, on_delete=models.CASCADE, primary_key=True, related_name="token")
+    provider = models.CharField(max_length=32)
+    subject = models.CharField(max_length=255, blank=True, default="", help_text="The identity's `sub` claim.")
+    scope = models.TextField(blank=True, default="")
+    refresh_token_encrypted = models.TextField(blank=True, default="")
+    access_token_encrypted = models.TextField(blank=True, default="")
+    access_expires_at = models.DateTimeField(null=True, blank=True)
+    refresh_lease_until = models.DateTimeField(null=True, blank=True)
+    retry_after = models.DateTimeField(null=True, blank=True)
+    failures = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True, default="")
+    refreshed_at = models.DateTimeField(null=True, blank=True)
+    refreshes = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"token of {self.mailbox_id}"

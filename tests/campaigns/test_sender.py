@@ -363,3 +363,21 @@ def test_header_injection_in_lead_values_is_flattened(api, owner, workspace, clo
     (msg,) = sink_messages(settings)
     assert msg["Subject"] == "Hi Eve Bcc: victim@x.test of A B"
     assert msg["Bcc"] is None and msg["To"].endswith("<eve@x.test>")
+
+
+def test_needs_reconnect_mailbox_never_sends_claim_rechecks(launched, settings, clock):
+    """An OAuth mailbox whose consent was revoked: the claim re-checks the status under the mailbox lock (a
+    lead dispatched before the flip is not sent), the lead waits on its sticky mailbox, and resumes after
+    reconnecting."""
+    campaign, mb = launched
+    lead = CampaignLead.objects.get(email="ann@acme.test")
+    lease = lead.next_send_at
+    Mailbox.objects.filter(pk=mb.pk).update(status=Mailbox.Status.NEEDS_RECONNECT, reconnect_reason="revoked")
+    assert sender.send_lead_step(lead_id=lead.pk, step=0, lease=lease) == "mailbox_needs_reconnect"
+    assert sink_messages(settings) == [] and not SentMessage.objects.exists()
+    lead.refresh_from_db()
+    assert lead.state == "active" and lead.next_send_at == T0 + sender.MAILBOX_WAIT
+    assert run_tick()["dispatched"] == 0 and sink_messages(settings) == []
+    Mailbox.objects.filter(pk=mb.pk).update(status=Mailbox.Status.ACTIVE, reconnect_reason="")
+    clock.shift(sender.MAILBOX_WAIT)
+    assert run_tick()["dispatched"] == 2 and len(sink_messages(settings)) == 2
