@@ -74,24 +74,40 @@ _HOLD_INSERT = ("INSERT INTO {hold} (id, account_id, request_id, amount_micros, 
 _HOLD_VALUES = "%(hold)s, %(account)s, %(rid)s, %(amount)s, 0, %(held)s, %(now)s, %(expires)s"
 
 
+# LLM_ASYNC_COMMIT: `set_config(..., true)` is SET LOCAL as a function, so it can ride inside the one statement
+# (no BEGIN/SET/COMMIT round trips): it holds for that statement's own transaction, whose commit then does not
+# wait for the WAL flush, and it is gone when the statement returns. A CTE that is not a data-modifying one
+# only runs when referenced, hence the references to `nosync` in the statements below.
+_ASYNC_CTE = "nosync AS (SELECT set_config('synchronous_commit', 'off', true))"
+
+
+def async_commit_local() -> None:
+    """SET LOCAL synchronous_commit = off for the current transaction (PostgreSQL; nothing elsewhere)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
+
+
 @cache
-def _reserve_sql(vendor_single: bool, with_record: bool) -> list[str]:
+def _reserve_sql(vendor_single: bool, with_record: bool, async_commit: bool = False) -> list[str]:
     t = _tables()
     if vendor_single:
-        ctes = []
+        ctes = [_ASYNC_CTE] if async_commit else []
         if with_record:
             ctes.append("rec AS (" + _RECORD_INSERT.format(**t) + ")")
         ctes.append("acct AS (" + _RESERVE_UPDATE.format(**t) + " RETURNING 1)")
-        insert = _HOLD_INSERT.format(source=f"SELECT {_HOLD_VALUES} FROM acct", **t)
+        gate = " WHERE EXISTS (SELECT 1 FROM nosync)" if async_commit else ""  # a one-time filter: always runs
+        insert = _HOLD_INSERT.format(source=f"SELECT {_HOLD_VALUES} FROM acct{gate}", **t)
         return ["WITH " + ", ".join(ctes) + " " + insert + " RETURNING 1"]
     out = [_RECORD_INSERT.format(**t)] if with_record else []
     return out + [_RESERVE_UPDATE.format(**t), _HOLD_INSERT.format(source=f"VALUES ({_HOLD_VALUES})", **t)]
 
 
-def reserve(*, hold: Hold, record: dict | None) -> bool:
+def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False) -> bool:
     """Reserve `hold.amount_micros` on the account and insert `hold` if the available balance covers it (an
     amount of 0 reserves nothing); with `record`, insert the request record (always). Returns whether the
-    hold was placed."""
+    hold was placed. `async_commit` (PostgreSQL only): this statement's transaction commits with
+    synchronous_commit off (the LLM door, LLM_ASYNC_COMMIT)."""
     params = {
         "hold": _db(Hold, "id", hold.id), "account": _db(Hold, "account", hold.account_id), "rid": hold.request_id,
         "amount": hold.amount_micros, "held": HELD, "now": _db(Hold, "created_at", hold.created_at),
@@ -100,7 +116,8 @@ def reserve(*, hold: Hold, record: dict | None) -> bool:
     if record is not None:
         params.update(key=_db(RequestRecord, "api_key", record["api_key_id"]), verb=record["verb"],
                       channel=record["channel"], in_progress=IN_PROGRESS)
-    statements = _reserve_sql(_single_statement(), record is not None)
+    single = _single_statement()
+    statements = _reserve_sql(single, record is not None, async_commit and single)
     with connection.cursor() as cursor:
         if len(statements) == 1:
             cursor.execute(statements[0], params)
@@ -194,9 +211,10 @@ def _close_set(with_usage: bool) -> str:
 
 
 @cache
-def _settle_sql_single(with_close: bool, with_usage: bool) -> str:
+def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = False) -> str:
     t = _tables()
-    ctes = [
+    ctes = [_ASYNC_CTE] if async_commit else []
+    ctes += [
         "claim AS (" + _CLAIM.format(**t) + " RETURNING 1)",
         "acct AS (" + _MOVE.format(guard=_CLAIMED, **t) + ")",
         "entry AS (" + _ENTRY.format(
@@ -208,13 +226,15 @@ def _settle_sql_single(with_close: bool, with_usage: bool) -> str:
     if with_close:
         ctes.append(f"rec AS (UPDATE {t['record']} SET {_close_set(with_usage)}, "
                     "credits_charged_micros = (SELECT v FROM charged) WHERE id = %(rid)s)")
-    return ("WITH " + ", ".join(ctes) + " SELECT (SELECT count(*) FROM claim), (SELECT v FROM charged), "
+    # `(SELECT 1 FROM nosync)` runs the set_config before the statement's result is complete.
+    extra = ", (SELECT 1 FROM nosync)" if async_commit else ""
+    return ("WITH " + ", ".join(ctes) + f" SELECT (SELECT count(*) FROM claim), (SELECT v FROM charged){extra}, "
             "COALESCE((SELECT balance_micros - reserved_micros FROM acct), "
             f"(SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s))")
 
 
 def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb: str, memo: str,
-           close: dict | None) -> tuple[bool, int, int | None]:
+           close: dict | None, async_commit: bool = False) -> tuple[bool, int, int | None]:
     """Capture `charge` (at most the hold's amount) and release the rest, once: the claim, then the same
     account move and ledger entry as `post` (no entry for a release); with `close`, close the request record
     with what was charged. Returns (claimed, charged, available after) — available is None on SQLite without
@@ -232,8 +252,9 @@ def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb
                       usage=_db(RequestRecord, "usage", close.get("usage")))
     with connection.cursor() as cursor:
         if _single_statement():
-            cursor.execute(_settle_sql_single(close is not None, with_usage), params)
-            claimed, charged, available = cursor.fetchone()
+            cursor.execute(_settle_sql_single(close is not None, with_usage, async_commit), params)
+            row = cursor.fetchone()
+            claimed, charged, available = row[0], row[1], row[-1]
             return bool(claimed), int(charged), available
         return _settle_steps(cursor, hold, params, close is not None, with_usage)
 

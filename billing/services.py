@@ -122,7 +122,8 @@ def insufficient_credits(*, workspace: Workspace, amount: int) -> errors.Insuffi
         details={"required": format_credits(amount), "credits_available": format_credits(available)})
 
 
-def _reserve(*, workspace: Workspace, amount: int, request_id: str, record: dict | None = None) -> Hold | None:
+def _reserve(*, workspace: Workspace, amount: int, request_id: str, record: dict | None = None,
+             async_commit: bool = False) -> Hold | None:
     """The conditional reserve and its hold row (inside the caller's transaction on SQLite); None when short.
     With `record` (verb, channel, api_key_id), the request record `request_id` is inserted by the same
     statement, whether or not the reserve happens."""
@@ -131,7 +132,7 @@ def _reserve(*, workspace: Workspace, amount: int, request_id: str, record: dict
                 captured_micros=0, status=Hold.Status.HELD, created_at=now,
                 expires_at=now + timedelta(seconds=settings.HOLD_TTL_SECONDS))
     hold._state.adding, hold._state.db = False, "default"
-    return hold if ledger_sql.reserve(hold=hold, record=record) else None
+    return hold if ledger_sql.reserve(hold=hold, record=record, async_commit=async_commit) else None
 
 
 def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> int:
@@ -150,14 +151,14 @@ def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> i
 
 
 def _settle_within_hold(*, hold: Hold, charge: int, verb: str = "", memo: str = "", close: dict | None = None,
-                        account_id=None) -> tuple[int, int | None]:
+                        account_id=None, async_commit: bool = False) -> tuple[int, int | None]:
     """hold_settle for charge <= hold (optionally closing the request record too): one statement on
     PostgreSQL, a few in one transaction on SQLite (billing.ledger_sql). Returns (charged, available)."""
     now = timezone.now()
     status = Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED
     claimed, charged, available = ledger_sql.settle(
         hold=hold, account_id=hold.account_id if hold is not None else account_id, charge=charge, status=status,
-        now=now, verb=verb, memo=memo, close=close)
+        now=now, verb=verb, memo=memo, close=close, async_commit=async_commit)
     if claimed:
         hold.status, hold.captured_micros, hold.resolved_at = status, charge, now
     return charged, available
@@ -221,29 +222,34 @@ def request_close(*, request_id: str, status: str, http_status: int, charged: in
 
 # --- the LLM passthrough's hot path: the same rules in fewer statements -----------------------------------
 def request_open_with_hold(*, request_id: str, workspace: Workspace, verb: str, amount: int, api_key=None,
-                           channel: str = "rest") -> Hold | None:
+                           channel: str = "rest", async_commit: bool = False) -> Hold | None:
     """`request_open` and the hold at once (one statement on PostgreSQL, one transaction on SQLite). The record
     is opened either way; returns the hold, or None when `amount` is 0 or the balance is short (the caller
-    then refuses with InsufficientCredits and closes the record)."""
+    then refuses with InsufficientCredits and closes the record). `async_commit`: on PostgreSQL the statement's
+    transaction commits with synchronous_commit off (only the LLM door asks, LLM_ASYNC_COMMIT)."""
     record = {"verb": verb, "channel": channel, "api_key_id": api_key.pk if api_key is not None else None}
     with ledger_sql.atomic():
-        return _reserve(workspace=workspace, amount=amount, request_id=request_id, record=record)
+        return _reserve(workspace=workspace, amount=amount, request_id=request_id, record=record,
+                        async_commit=async_commit)
 
 
 def hold_settle_close(*, hold: Hold | None, charge: int, workspace: Workspace, request_id: str, status: str,
                       http_status: int, verb: str = "", usage: dict | None = None,
-                      error: dict | None = None) -> tuple[int, int]:
+                      error: dict | None = None, async_commit: bool = False) -> tuple[int, int]:
     """`hold_settle` + `request_close` + the available balance afterwards, at once (one statement on
-    PostgreSQL, one transaction on SQLite). Returns (charged, available_micros)."""
+    PostgreSQL, one transaction on SQLite). Returns (charged, available_micros). `async_commit`: as for
+    `request_open_with_hold`."""
     if charge < 0:
         raise ValueError("charge must not be negative")
     close = {"id": request_id, "status": status, "http_status": http_status, "error": error, "usage": usage}
     if hold is None or charge <= hold.amount_micros:
         with ledger_sql.atomic():
             charged, available = _settle_within_hold(hold=hold, charge=charge, verb=verb, close=close,
-                                                     account_id=workspace.pk)
+                                                     account_id=workspace.pk, async_commit=async_commit)
         return charged, available
     with transaction.atomic(savepoint=False):
+        if async_commit:
+            ledger_sql.async_commit_local()
         charged = _settle_above_hold(hold=hold, charge=charge, verb=verb, memo="")
         request_close(request_id=request_id, status=status, http_status=http_status, charged=charged, usage=usage,
                       error=error)

@@ -473,3 +473,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABAS
 LLM_KEY_CACHE_SECONDS = env_int("LLM_KEY_CACHE_SECONDS", 5)
 # Threads running the LLM routes' database steps when served by llmproxy.asgi (SQLite: always 1, it has one writer).
 LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
+# PostgreSQL: the LLM door's hold and settle statements commit with synchronous_commit off (for those
+# transactions only; docs/llm.md). Isolation is unchanged; a server crash can lose the last fraction of a second
+# of LLM charges, in the customer's favour. 0 = commit them synchronously like every other verb.
+LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)

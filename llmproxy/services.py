@@ -165,7 +165,8 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
         with _write():
             hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,
-                                                  amount=amount, api_key=key, channel=channel)
+                                                  amount=amount, api_key=key, channel=channel,
+                                                  async_commit=settings.LLM_ASYNC_COMMIT)
         record_open = True
         if amount > 0 and hold is None:
             raise billing.insufficient_credits(workspace=key.workspace, amount=amount)
@@ -204,7 +205,7 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
     with _write():
         charged, available = billing.hold_settle_close(
             hold=call.hold, charge=charge, workspace=call.workspace, request_id=call.request_id, status=status,
-            http_status=http_status, verb=VERB, usage=record_usage)
+            http_status=http_status, verb=VERB, usage=record_usage, async_commit=settings.LLM_ASYNC_COMMIT)
     if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)
@@ -218,7 +219,8 @@ def chat_fail(*, call: Call, error: errors.DomainError) -> None:
     with _write():
         billing.hold_settle_close(hold=call.hold, charge=0, workspace=call.workspace, request_id=call.request_id,
                                   status="failed", http_status=error.http_status, verb=VERB,
-                                  error={"code": error.code, "message": error.message})
+                                  error={"code": error.code, "message": error.message},
+                                  async_commit=settings.LLM_ASYNC_COMMIT)
     idempotency_store(call=call, status=error.http_status, body=None, error=error)
     _release_connection()
 
