@@ -1,15 +1,71 @@
-"""Strict JSON request bodies (CONTRACT section 2): a JSON object, Content-Type application/json or */*+json."""
+"""Strict JSON request bodies (CONTRACT section 2): a JSON object, Content-Type application/json or */*+json.
+
+Hostile but well-formed JSON is a 400 `invalid_request` naming the field, never a 500 (issue 15.4):
+- nesting deeper than MAX_DEPTH levels (Python's parser and everything after it recurse);
+- `NaN`, `Infinity`, `-Infinity` (not JSON, though Python's parser takes them) and numbers beyond the float
+  range such as `1e400` (they would become infinity);
+- integers outside the signed 64-bit range (no column or upstream can hold them);
+- a NUL character in any string or key (PostgreSQL's text and jsonb cannot store it).
+`check_json_value` applies the same rules to an already-parsed value (the MCP door's tool arguments).
+"""
 
 import json
+import math
 
 from rest_framework.parsers import BaseParser
 
 from core.errors import InvalidRequest, UnsupportedMediaType
 
+MAX_DEPTH = 64
+INT_MAX = 2**63 - 1
+
 
 def is_json_content_type(content_type: str | None) -> bool:
     media = (content_type or "").split(";")[0].strip().lower()
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def _path(parent: str, key) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else str(key)
+
+
+def _problem(value) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "Must be a finite number (NaN, Infinity and numbers beyond about 1.8e308 are refused)."
+    if isinstance(value, int) and not isinstance(value, bool) and not -INT_MAX - 1 <= value <= INT_MAX:
+        return "Integers must fit in 64 bits (-9223372036854775808 to 9223372036854775807)."
+    if isinstance(value, str) and "\x00" in value:
+        return "Must not contain NUL (\\u0000) characters."
+    return None
+
+
+def check_json_value(data) -> None:
+    """Raise InvalidRequest (with the field path) for any hostile shape listed in the module docstring.
+    Iterative: a value nested beyond any recursion limit is walked without recursing."""
+    fields: dict[str, list[str]] = {}
+    stack = [("", data, 0)]
+    while stack and len(fields) < 20:
+        path, value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                fields.setdefault(path or "body", []).append(f"Nested too deeply (at most {MAX_DEPTH} levels).")
+                continue
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                child = _path(path, key)
+                if isinstance(key, str) and "\x00" in key:
+                    fields.setdefault(child.replace("\x00", "\\u0000"), []).append(
+                        "Keys must not contain NUL (\\u0000) characters.")
+                    continue
+                stack.append((child, item, depth + 1))
+        else:
+            problem = _problem(value)
+            if problem:
+                fields.setdefault(path or "body", []).append(problem)
+    if fields:
+        raise InvalidRequest(details={"fields": fields})
 
 
 def parse_json_object(body: bytes, content_type: str | None) -> dict:
@@ -20,10 +76,14 @@ def parse_json_object(body: bytes, content_type: str | None) -> dict:
         raise UnsupportedMediaType()
     try:
         data = json.loads(body)
+    except RecursionError as exc:
+        raise InvalidRequest(f"The body is nested too deeply (at most {MAX_DEPTH} levels).",
+                             details={"fields": {"body": [f"Nested too deeply (at most {MAX_DEPTH} levels)."]}}) from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"Malformed JSON body: {exc}") from exc
     if not isinstance(data, dict):
         raise InvalidRequest("The body must be a JSON object.")
+    check_json_value(data)
     return data
 
 

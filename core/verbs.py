@@ -20,6 +20,7 @@ from rest_framework import serializers
 
 from core import errors
 from core.money import format_credits
+from core.parsers import check_json_value
 from core.ratelimit import RateInfo
 from core.ratelimit import hit as ratelimit_hit
 
@@ -185,6 +186,8 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
         body = raw() if callable(raw) else (raw or {})
         if not isinstance(body, dict):
             raise errors.InvalidRequest("The body must be a JSON object.")
+        if not callable(raw):  # a parsed REST body was checked by its parser; MCP arguments are checked here
+            check_json_value(body)
         if idempotency_key is not None:
             _check_idempotency_key(idempotency_key)
         elif verb.requires_idempotency(body):

@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from core import errors
 
 DEFAULT_MAX_TOKENS = 4096
+# Largest completion cap and `n` accepted: the hold is (prompt + cap * n) tokens at the model's price and must
+# stay a sane integer (2^62 tokens overflowed the hold column: a 500 instead of a 400).
+MAX_COMPLETION_TOKENS = 1_000_000
+MAX_CHOICES = 128
 BYTES_PER_TOKEN = 4
 
 
@@ -33,12 +37,12 @@ def prompt_estimate(body: dict) -> int:
     return estimate_text_tokens(len(blob))
 
 
-def _positive_int(body: dict, name: str, fields: dict) -> int | None:
+def _positive_int(body: dict, name: str, fields: dict, maximum: int) -> int | None:
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        fields[name] = ["Must be a positive integer."]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        fields[name] = [f"Must be an integer from 1 to {maximum}."]
         return None
     return value
 
@@ -53,8 +57,9 @@ def validate_body(body: dict) -> None:
         for i, message in enumerate(messages):
             if not isinstance(message, dict) or not isinstance(message.get("role"), str):
                 fields[f"messages[{i}]"] = ["Each message is an object with a string role."]
-    for name in ("max_tokens", "max_completion_tokens", "n"):
-        _positive_int(body, name, fields)
+    for name in ("max_tokens", "max_completion_tokens"):
+        _positive_int(body, name, fields, MAX_COMPLETION_TOKENS)
+    _positive_int(body, "n", fields, MAX_CHOICES)
     if "stream" in body and body["stream"] is not None and not isinstance(body["stream"], bool):
         fields["stream"] = ["Must be true or false."]
     if "stream_options" in body and body["stream_options"] is not None and not isinstance(body["stream_options"], dict):

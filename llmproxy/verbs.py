@@ -28,9 +28,10 @@ class LlmChatIn(serializers.Serializer):
 
     model = serializers.CharField(help_text="An allowlisted model id (GET /v1/llm/models), e.g. vendor_a/model_small.")
     messages = MessageSerializer(many=True, help_text="The conversation, [{role, content}].")
-    max_tokens = serializers.IntegerField(required=False, min_value=1,
+    max_tokens = serializers.IntegerField(required=False, min_value=1, max_value=metering.MAX_COMPLETION_TOKENS,
                                           help_text=f"Completion cap; the hold assumes {metering.DEFAULT_MAX_TOKENS} when absent.")
-    max_completion_tokens = serializers.IntegerField(required=False, min_value=1)
+    max_completion_tokens = serializers.IntegerField(required=False, min_value=1,
+                                                    max_value=metering.MAX_COMPLETION_TOKENS)
     temperature = serializers.FloatField(required=False)
     stream = serializers.BooleanField(required=False, help_text="REST only (server-sent events); false over MCP.")
 

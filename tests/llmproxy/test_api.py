@@ -331,7 +331,7 @@ def test_openapi_documents_the_llm_routes(client):
 
 
 def test_refusals_are_recorded_but_rate_limited_calls_are_not(api, settings):
-    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_tokens": 10_000_000})
+    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_tokens": 1_000_000})  # 1,000 credits > 300
     rec = api.get(f"/v1/requests/{r['X-Request-Id']}").json()
     assert rec["status"] == "failed" and rec["error"]["code"] == "insufficient_credits" and rec["credits_charged"] == "0"
     settings.RATE_LIMIT_PER_MINUTE = 1

@@ -187,7 +187,7 @@ def _fails_before_output(live, api_key, workspace, mode, status, code):
 def test_openai_client_sees_402_and_400_as_typed_errors(live, api_key, fake):
     c = client(live, api_key)
     with pytest.raises(openai.APIStatusError) as e402:
-        c.chat.completions.create(model="fake/ok", messages=HELLO, max_tokens=10_000_000, stream=True)
+        c.chat.completions.create(model="fake/ok", messages=HELLO, max_tokens=1_000_000, stream=True)
     assert e402.value.status_code == 402 and e402.value.body["code"] == "insufficient_credits"
     with pytest.raises(openai.BadRequestError) as e400:
         c.chat.completions.create(model="vendor_q/unknown", messages=HELLO)
