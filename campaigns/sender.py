@@ -59,6 +59,15 @@ def daily_cap(mailbox, now: datetime) -> int:
     return cap
 
 
+def warmup_full_at(mailbox) -> datetime | None:
+    """When `daily_cap` stops ramping for a live mailbox (None for sandbox mailboxes or before activation)."""
+    if mailbox.provider == "sandbox" or not mailbox.activated_at:
+        return None
+    cap = min(DAILY_CAP, mailbox.daily_limit or DAILY_CAP)
+    days = max(0, -(-(cap - WARMUP_START) // WARMUP_STEP))
+    return mailbox.activated_at + timedelta(days=days)
+
+
 def sends_today(mailbox_ids, now: datetime) -> dict:
     """{mailbox_id: messages counted against today's cap}: claimed, sending, sent, and bounced attempts."""
     from django.db.models import Count, Q

@@ -423,6 +423,20 @@ NAMECHEAP_USERNAME = env("NAMECHEAP_USERNAME", "")
 NAMECHEAP_CLIENT_IP = env("NAMECHEAP_CLIENT_IP", "")
 NAMECHEAP_TIMEOUT_SECONDS = env_int("NAMECHEAP_TIMEOUT_SECONDS", 30)
 NAMECHEAP_REGISTRANT = __import__("json").loads(env("NAMECHEAP_REGISTRANT", "{}") or "{}")
+# Google Workspace mailboxes (SENDING_PROVIDER=google_workspace, docs/sending.md): a service account with
+# domain-wide delegation acting as a Workspace admin; domains are registered and their DNS written by the registrar.
+GOOGLE_WORKSPACE_SERVICE_ACCOUNT_FILE = env("GOOGLE_WORKSPACE_SERVICE_ACCOUNT_FILE", "")
+GOOGLE_WORKSPACE_ADMIN_EMAIL = env("GOOGLE_WORKSPACE_ADMIN_EMAIL", "")
+GOOGLE_WORKSPACE_CUSTOMER_ID = env("GOOGLE_WORKSPACE_CUSTOMER_ID", "my_customer")
+GOOGLE_WORKSPACE_REGISTRAR = env("GOOGLE_WORKSPACE_REGISTRAR", "namecheap")
+GOOGLE_WORKSPACE_DMARC_RUA = env("GOOGLE_WORKSPACE_DMARC_RUA", "")
+GOOGLE_WORKSPACE_MX_HOST = env("GOOGLE_WORKSPACE_MX_HOST", "smtp.google.com")
+GOOGLE_WORKSPACE_DELETE_GRACE_DAYS = env_int("GOOGLE_WORKSPACE_DELETE_GRACE_DAYS", 30)
+GOOGLE_WORKSPACE_TIMEOUT_SECONDS = env_int("GOOGLE_WORKSPACE_TIMEOUT_SECONDS", 30)
+GOOGLE_WORKSPACE_TOKEN_URL = env("GOOGLE_WORKSPACE_TOKEN_URL", "https://oauth2.googleapis.com/token")
+GOOGLE_WORKSPACE_DIRECTORY_URL = env("GOOGLE_WORKSPACE_DIRECTORY_URL", "https://admin.googleapis.com/admin/directory/v1")
+GOOGLE_WORKSPACE_SITE_VERIFICATION_URL = env("GOOGLE_WORKSPACE_SITE_VERIFICATION_URL",
+                                             "https://www.googleapis.com/siteVerification/v1")
 
 # --- replies (issue 8): IMAP poll of live mailboxes, classification sweeper ------------------------------------
 # Every SCHEDULER_TICK_SECONDS each active mailbox with IMAP details is polled (sandbox mailboxes get replies over

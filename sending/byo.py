@@ -136,8 +136,12 @@ def settings_of(mailbox: Mailbox) -> ByoSettings:
 
 
 def mailbox_remove(*, mailbox: Mailbox) -> None:
-    """Stop using a mailbox (BYO: forget its secret). Bought mailboxes stop renewing."""
+    """Stop using a mailbox (BYO: forget its secret). Bought mailboxes stop renewing; the vendor-side mailbox is
+    deleted after the provider's grace period (`sending.services.mailbox_vendor_sync`)."""
+    from django.utils import timezone
+
     mailbox.status = Mailbox.Status.REMOVED
     mailbox.secret_encrypted = ""
     mailbox.renews_at = None
-    mailbox.save(update_fields=["status", "secret_encrypted", "renews_at"])
+    mailbox.removed_at = timezone.now()
+    mailbox.save(update_fields=["status", "secret_encrypted", "renews_at", "removed_at"])

@@ -180,6 +180,10 @@ class Mailbox(models.Model):
     renews_at = models.DateTimeField(null=True, blank=True, db_index=True)
     suspended_at = models.DateTimeField(null=True, blank=True)
     suspended_reason = models.CharField(max_length=200, blank=True, default="")
+    removed_at = models.DateTimeField(null=True, blank=True)
+    vendor_suspended = models.BooleanField(default=False, help_text="Whether the vendor-side mailbox is suspended.")
+    vendor_deleted_at = models.DateTimeField(null=True, blank=True,
+                                             help_text="When the vendor-side mailbox was deleted (removed capacity).")
     renewals = models.PositiveIntegerField(default=0, help_text="Months paid in the current cycle (the first with the purchase); renews_at = activated_at + renewals months.")
 
     class Meta:

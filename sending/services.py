@@ -38,6 +38,7 @@ UPKEEP_PER_MAILBOX = credits("750")
 MAX_ATTEMPTS = 5  # transient provider failures per item before it is given up (and refunded)
 WAITING_DEADLINE = timedelta(hours=72)  # a live mailbox not active after this is given up (and refunded)
 POLL_INTERVAL_LIVE = timedelta(minutes=5)
+POLL_INTERVAL_MAX = timedelta(hours=1)
 
 
 # --- sizing and quotes ------------------------------------------------------------------------------
@@ -364,7 +365,12 @@ def _order_mailboxes(op: Operation, provider, now: datetime) -> bool:
             op.next_step_at = now + _step_delay()
             return False
         mailbox.vendor_ref = ext.ref
-        mailbox.save(update_fields=["vendor_ref"])
+        fields = ["vendor_ref"]
+        if ext.email and ext.email != mailbox.email:  # the vendor resolved a collision with another address
+            logger.info("mailbox %s was created as %s", mailbox.email, ext.email)
+            mailbox.email = ext.email
+            fields.append("email")
+        mailbox.save(update_fields=fields)
         if ext.status == FAILED:
             _failed_item(mailbox, ext.detail)
     progress["unknown"] = sorted(unknown)
@@ -377,6 +383,9 @@ def _order_mailboxes(op: Operation, provider, now: datetime) -> bool:
 def _poll(op: Operation, provider, now: datetime) -> None:
     """Read every ordered item's state; activate what is live; finish when nothing is pending."""
     deadline_passed = not settings.SANDBOX and now - op.created_at > WAITING_DEADLINE
+    progress = op.progress or {}
+    waiting = progress.setdefault("waiting", {})  # item -> what it waits for (shown in GET /v1/operations/:id)
+    op.progress = progress
     for domain in op.domains.filter(status=SendingDomain.Status.REGISTERING):
         try:
             ext = provider.domain_status(ref=domain.vendor_ref)
@@ -388,8 +397,12 @@ def _poll(op: Operation, provider, now: datetime) -> None:
             domain.status, domain.activated_at = SendingDomain.Status.ACTIVE, now
             dkim_key_generate(domain)
             domain.save(update_fields=["status", "activated_at", "dkim_selector", "dkim_private_key_encrypted"])
+            waiting.pop(domain.name, None)
         elif ext.status == FAILED or deadline_passed:
             _failed_item(domain, ext.detail or "deadline passed")
+            waiting.pop(domain.name, None)
+        elif ext.detail:
+            waiting[domain.name] = ext.detail
     if not _order_mailboxes(op, provider, now):
         return
     for mailbox in op.mailboxes.filter(status=Mailbox.Status.PROVISIONING).exclude(vendor_ref="").select_related("domain"):
@@ -401,14 +414,29 @@ def _poll(op: Operation, provider, now: datetime) -> None:
             continue
         if ext.status == ACTIVE:
             _activate(mailbox, ext.connection, now)
+            waiting.pop(mailbox.email, None)
         elif ext.status == FAILED or deadline_passed:
             _failed_item(mailbox, ext.detail or "deadline passed")
+            waiting.pop(mailbox.email, None)
+        elif ext.detail:
+            waiting[mailbox.email] = ext.detail
     pending = (op.domains.filter(status__in=[SendingDomain.Status.PENDING, SendingDomain.Status.REGISTERING]).exists()
                or op.mailboxes.filter(status=Mailbox.Status.PROVISIONING).exists())
     if pending:
-        op.next_step_at = now + _step_delay()
+        progress["polls"] = progress.get("polls", 0) + 1
+        op.next_step_at = now + _waiting_delay(progress["polls"])
         return
+    progress.pop("waiting", None)
     _finish(op, now)
+
+
+def _waiting_delay(polls: int) -> timedelta:
+    """How long to wait before asking the vendor again about items that are still pending: the step delay in
+    sandbox mode; live, a backoff from POLL_INTERVAL_LIVE doubling up to POLL_INTERVAL_MAX (DNS propagation and
+    a vendor's verification take hours, and asking every five minutes for three days helps nobody)."""
+    if settings.SANDBOX:
+        return _step_delay()
+    return min(POLL_INTERVAL_LIVE * (2 ** min(polls - 1, 10)), POLL_INTERVAL_MAX)
 
 
 def _activate(mailbox: Mailbox, connection: dict, now: datetime) -> None:
@@ -464,14 +492,28 @@ def _finish(op: Operation, now: datetime) -> None:
 def operation_summary(op: Operation, *, domains=None, mailboxes=None) -> dict:
     domains = domains if domains is not None else list(op.domains.order_by("name"))
     mailboxes = mailboxes if mailboxes is not None else list(op.mailboxes.order_by("email"))
+    waiting = {} if op.is_final else (op.progress or {}).get("waiting", {})
     return {
         "domains": [{"name": d.name, "status": d.status,
-                     **({"dns_records": dns_records(d)} if d.status == SendingDomain.Status.ACTIVE else {})}
+                     **({"dns_records": dns_records(d)} if d.status == SendingDomain.Status.ACTIVE else {}),
+                     **({"waiting_for": waiting[d.name]} if d.name in waiting else {})}
                     for d in domains],
-        "mailboxes": [{"email": m.email, "status": m.status, "mailbox_id": m.id} for m in mailboxes],
+        "mailboxes": [{"email": m.email, "status": m.status, "mailbox_id": m.id,
+                       **({"full_volume_on": full_volume_on(m)} if m.status == Mailbox.Status.ACTIVE else {}),
+                       **({"waiting_for": waiting[m.email]} if m.email in waiting else {})}
+                      for m in mailboxes],
         "credits_charged": format_credits(op.charged_micros),
         "credits_refunded": format_credits(op.refunded_micros),
     }
+
+
+def full_volume_on(mailbox: Mailbox) -> str | None:
+    """The UTC day (ISO date) from which an active mailbox may send its full daily volume: new live mailboxes
+    ramp up (campaigns.sender.daily_cap); sandbox mailboxes and unknown activation dates have no ramp."""
+    from campaigns.sender import warmup_full_at
+
+    when = warmup_full_at(mailbox)
+    return when.date().isoformat() if when else None
 
 
 def operations_due(limit: int = 200) -> list[str]:
@@ -513,6 +555,7 @@ def mailbox_renew(*, mailbox_id: str, now: datetime | None = None) -> str:
                     m.suspended_reason = "monthly upkeep could not be charged: insufficient credits"
                     m.save(update_fields=["status", "suspended_at", "suspended_reason"])
                     transaction.on_commit(lambda m=m: _notify_suspended(m))
+                    transaction.on_commit(lambda m=m: _enqueue_vendor_sync(m))
                 return m.status
             except IntegrityError:
                 pass  # this period was already charged by an earlier run
@@ -525,6 +568,7 @@ def mailbox_renew(*, mailbox_id: str, now: datetime | None = None) -> str:
                 m.renews_at = add_months(now, 1)
                 m.renewals = 1
                 m.save()
+                transaction.on_commit(lambda m=m: _enqueue_vendor_sync(m))
                 return m.status
             m.renews_at = add_months(m.activated_at, m.renewals)
         m.save(update_fields=["renewals", "renews_at"])
@@ -553,3 +597,60 @@ def _notify_suspended(mailbox: Mailbox) -> None:
                  "automatically within the hour, or at once from the Mailboxes page."),
         from_email=None, recipient_list=recipients, fail_silently=True,
     )
+
+
+# --- the vendor-side mailbox follows ours: suspended, resumed, deleted ------------------------------------------
+def _vendor_out_of_sync():
+    from django.db.models import Q
+
+    return (Mailbox.objects.filter(provider=Provider.VENDOR, vendor_deleted_at__isnull=True)
+            .exclude(vendor_ref="")
+            .filter(Q(status=Mailbox.Status.SUSPENDED, vendor_suspended=False)
+                    | Q(status=Mailbox.Status.ACTIVE, vendor_suspended=True)
+                    | Q(status=Mailbox.Status.REMOVED)))
+
+
+def mailboxes_vendor_due(limit: int = 500) -> list[str]:
+    """Bought mailboxes whose vendor-side state lags ours (or that were removed and may be due for deletion)."""
+    return list(_vendor_out_of_sync().order_by("pk").values_list("pk", flat=True)[:limit])
+
+
+def _enqueue_vendor_sync(mailbox: Mailbox) -> None:
+    if mailbox.provider != Provider.VENDOR or not mailbox.vendor_ref:
+        return
+    from sending import tasks
+
+    try:
+        tasks.mailbox_vendor_sync.delay(mailbox.id)
+    except Exception:  # noqa: BLE001 - the upkeep sweep reconciles it from the database
+        logger.exception("could not enqueue the vendor sync of mailbox %s", mailbox.id)
+
+
+def mailbox_vendor_sync(*, mailbox_id: str, now: datetime | None = None) -> str:
+    """Bring the vendor-side mailbox in line with ours: suspended while its upkeep is unpaid, resumed once paid,
+    deleted when removed capacity's grace period (`provider.delete_grace`) is over. Each vendor call is
+    idempotent and recorded only after it succeeded, so a failure or a crash is simply retried by the next sweep.
+    Returns what was done: `suspended`, `resumed`, `deleted`, `waiting` (grace period), `in_sync` or `retry`."""
+    now = now or timezone.now()
+    m = _vendor_out_of_sync().select_related("operation").filter(pk=mailbox_id).first()
+    if m is None:
+        return "in_sync"
+    provider = get_provider(m.operation.provider if m.operation else None)
+    try:
+        if m.status == Mailbox.Status.REMOVED:
+            removed = m.removed_at or m.created_at
+            if now - removed < provider.delete_grace:
+                return "waiting"
+            provider.mailbox_delete(ref=m.vendor_ref)
+            Mailbox.objects.filter(pk=m.pk, status=Mailbox.Status.REMOVED).update(vendor_deleted_at=now)
+            return "deleted"
+        suspend = m.status == Mailbox.Status.SUSPENDED
+        if suspend:
+            provider.mailbox_suspend(ref=m.vendor_ref)
+        else:
+            provider.mailbox_resume(ref=m.vendor_ref)
+        Mailbox.objects.filter(pk=m.pk, status=m.status).update(vendor_suspended=suspend)
+        return "suspended" if suspend else "resumed"
+    except (ProviderError, OutcomeUnknown) as exc:
+        logger.warning("vendor sync of mailbox %s failed, retried by the sweep: %s", m.pk, exc)
+        return "retry"

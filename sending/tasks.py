@@ -27,9 +27,17 @@ def mailbox_renew(mailbox_id: str) -> str:
     return services.mailbox_renew(mailbox_id=mailbox_id)
 
 
+@shared_task(name="sending.tasks.mailbox_vendor_sync")
+def mailbox_vendor_sync(mailbox_id: str) -> str:
+    return services.mailbox_vendor_sync(mailbox_id=mailbox_id)
+
+
 @shared_task(name="sending.tasks.upkeep_sweep")
 def upkeep_sweep() -> int:
+    """Renew what is due, then bring vendor-side mailboxes in line (suspend, resume, delete after the grace)."""
     due = services.mailboxes_due()
     for mailbox_id in due:
         services.mailbox_renew(mailbox_id=mailbox_id)
+    for mailbox_id in services.mailboxes_vendor_due():
+        services.mailbox_vendor_sync(mailbox_id=mailbox_id)
     return len(due)

@@ -1,6 +1,7 @@
 """Provisioning providers: a registry of small modules (see `base.SendingProvider` for the contract).
 
-`SENDING_PROVIDER` names one: `sandbox` (default with SANDBOX=1), `namecheap`, or a dotted path to a class.
+`SENDING_PROVIDER` names one: `sandbox` (default with SANDBOX=1), `namecheap` (domains only),
+`google_workspace` (domains through the registrar, Google Workspace mailboxes on them), or a dotted path to a class.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sending.providers.base import SendingProvider
 BUILTIN = {
     "sandbox": "sending.providers.sandbox.SandboxProvider",
     "namecheap": "sending.providers.namecheap.NamecheapProvider",
+    "google_workspace": "sending.providers.google_workspace.GoogleWorkspaceProvider",
 }
 
 

@@ -17,6 +17,7 @@ Contract of every method:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 
 class ProviderError(Exception):
@@ -42,12 +43,28 @@ class External:
     detail: str = ""
     # for mailboxes: how to send and receive as it (host, port, security, username, secret)
     connection: dict = field(default_factory=dict)
+    # for mailboxes: the address the vendor really created, when it had to differ from the one asked for (a
+    # collision resolved by the provider); empty when it is the address asked for
+    email: str = ""
+
+
+@dataclass(frozen=True)
+class DnsRecord:
+    """One DNS host record as a registrar's DNS stores it: `host` relative to the domain (`@` for the apex)."""
+
+    host: str
+    type: str
+    address: str
+    mx_pref: int | None = None
+    ttl: int = 1800
 
 
 class SendingProvider:
     name = "base"
     #: coarse readiness estimate shown in quotes
     ready_estimate = "24 to 48 hours"
+    #: how long a removed mailbox is kept at the vendor before `mailbox_delete` (a mistaken removal can be undone)
+    delete_grace = timedelta(days=30)
 
     def domains_available(self, names: list[str]) -> list[str]:
         """Which of `names` can be registered now (order kept). ProviderError when the check itself fails."""
@@ -71,4 +88,27 @@ class SendingProvider:
         raise NotImplementedError
 
     def mailbox_status(self, *, ref: str) -> External:
+        raise NotImplementedError
+
+    # --- after delivery (optional: the default does nothing at the vendor) ------------------------------
+    def mailbox_suspend(self, *, ref: str) -> None:
+        """Upkeep could not be charged: stop the vendor-side mailbox (it sends and receives nothing). Idempotent."""
+
+    def mailbox_resume(self, *, ref: str) -> None:
+        """Upkeep was charged again after a suspension: start the vendor-side mailbox again. Idempotent."""
+
+    def mailbox_delete(self, *, ref: str) -> None:
+        """The capacity was removed and its grace period is over: delete the vendor-side mailbox. Idempotent (an
+        item already gone is not an error)."""
+
+
+class DnsRegistrar:
+    """What a provider that hosts mailboxes on a registered domain needs from the domain's registrar: read and
+    replace the domain's host records (a registrar whose API replaces the whole set, like Namecheap's setHosts,
+    must be given every record to keep)."""
+
+    def dns_hosts_get(self, *, name: str) -> list[DnsRecord]:
+        raise NotImplementedError
+
+    def dns_hosts_set(self, *, name: str, records: list[DnsRecord]) -> None:
         raise NotImplementedError

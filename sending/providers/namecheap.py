@@ -11,6 +11,11 @@ Mapping to the provider contract (`sending.providers.base`):
 - create: `Registered="true"` -> pending (active once getInfo reports `Status="Ok"`), an API error -> permanent
   failure, HTTP 5xx or a connection error before sending -> transient; a read timeout after the request was
   sent -> `OutcomeUnknown`, after which the domain is looked up with getList before anything is retried;
+- DNS (`DnsRegistrar`, used by mailbox-hosting providers such as Google Workspace): getHosts reads the host
+  records (the live API writes `<host>`, the documentation `<Host>`: both are read); setHosts REPLACES every
+  record of the domain, so the caller passes the complete set; it is sent as a form POST (Namecheap recommends
+  POST above ten hosts) with `EmailType=MX` when the set has MX records. A domain not on Namecheap's DNS
+  (`IsUsingOurDNS="false"`) is a permanent error: its records cannot be written here;
 - Namecheap's public API has no mailbox hosting: this adapter only registers domains, and its mailbox methods
   fail permanently (refunded by the operation). Pair it with a mailbox-hosting adapter, or add mailboxes on
   those domains through the console as bring-your-own.
@@ -27,6 +32,8 @@ from sending.providers.base import (
     ACTIVE,
     FAILED,
     PENDING,
+    DnsRecord,
+    DnsRegistrar,
     External,
     OutcomeUnknown,
     ProviderError,
@@ -39,7 +46,7 @@ CONTACT_FIELDS = ("FirstName", "LastName", "Address1", "City", "StateProvince", 
                   "EmailAddress")
 
 
-class NamecheapProvider(SendingProvider):
+class NamecheapProvider(SendingProvider, DnsRegistrar):
     name = "namecheap"
     ready_estimate = "24 to 48 hours"
     transport: httpx.BaseTransport | None = None  # tests inject httpx.MockTransport
@@ -53,14 +60,17 @@ class NamecheapProvider(SendingProvider):
                 "UserName": settings.NAMECHEAP_USERNAME or settings.NAMECHEAP_API_USER,
                 "ClientIp": settings.NAMECHEAP_CLIENT_IP}
 
-    def _call(self, command: str, params: dict, *, mutating: bool = False) -> ET.Element:
+    def _call(self, command: str, params: dict, *, mutating: bool = False, post: bool = False) -> ET.Element:
         if not settings.NAMECHEAP_API_KEY:
             raise ProviderError("Namecheap is not configured (NAMECHEAP_API_KEY)", permanent=False)
         query = {**self._global(), "Command": command, **params}
         timeout = httpx.Timeout(settings.NAMECHEAP_TIMEOUT_SECONDS)
         try:
             with httpx.Client(transport=self._transport, timeout=timeout) as client:
-                response = client.get(settings.NAMECHEAP_BASE_URL, params=query)
+                if post:
+                    response = client.post(settings.NAMECHEAP_BASE_URL, data=query)
+                else:
+                    response = client.get(settings.NAMECHEAP_BASE_URL, params=query)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise ProviderError(f"Namecheap unreachable: {exc}", permanent=False) from exc
         except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.RemoteProtocolError, httpx.ReadError) as exc:
@@ -129,6 +139,44 @@ class NamecheapProvider(SendingProvider):
         if status in ("expired", "locked", "deleted"):
             return External(ref=ref, status=FAILED, detail=f"Namecheap status {status}")
         return External(ref=ref, status=PENDING, detail=status)
+
+    # --- DNS host records ------------------------------------------------------------------------------
+    @staticmethod
+    def _split(name: str) -> dict:
+        sld, _, tld = name.partition(".")
+        return {"SLD": sld, "TLD": tld}
+
+    def dns_hosts_get(self, *, name):
+        resp = self._call("namecheap.domains.dns.getHosts", self._split(name))
+        result = resp.find("nc:DomainDNSGetHostsResult", NS)
+        if result is None:
+            raise ProviderError("Namecheap getHosts answer without a result", permanent=False)
+        if result.get("IsUsingOurDNS", "true").lower() != "true":
+            raise ProviderError(f"{name} does not use Namecheap's DNS; its records cannot be written", permanent=True)
+        records = []
+        for host in result.findall("nc:host", NS) + result.findall("nc:Host", NS):
+            pref = host.get("MXPref")
+            records.append(DnsRecord(host=host.get("Name", "@"), type=host.get("Type", "").upper(),
+                                     address=host.get("Address", ""),
+                                     mx_pref=int(pref) if pref and host.get("Type", "").upper() == "MX" else None,
+                                     ttl=int(host.get("TTL") or 1800)))
+        return records
+
+    def dns_hosts_set(self, *, name, records):
+        params = self._split(name)
+        for i, r in enumerate(records, start=1):
+            params[f"HostName{i}"] = r.host
+            params[f"RecordType{i}"] = r.type
+            params[f"Address{i}"] = r.address
+            params[f"TTL{i}"] = str(r.ttl)
+            if r.type == "MX":
+                params[f"MXPref{i}"] = str(r.mx_pref if r.mx_pref is not None else 10)
+        if any(r.type == "MX" for r in records):
+            params["EmailType"] = "MX"
+        resp = self._call("namecheap.domains.dns.setHosts", params, mutating=True, post=True)
+        result = resp.find("nc:DomainDNSSetHostsResult", NS)
+        if result is None or result.get("IsSuccess", "").lower() != "true":
+            raise ProviderError(f"Namecheap did not store the DNS records of {name}", permanent=False)
 
     # --- mailboxes: not offered by Namecheap's public API ----------------------------------------------
     def mailbox_create(self, *, domain_ref, email, first_name, last_name, client_ref):

@@ -40,7 +40,7 @@ class Vendor:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
-        command = request.url.params["Command"]
+        command = request.url.params.get("Command") or dict(httpx.QueryParams(request.content.decode()))["Command"]
         action = self.overrides.get(command)
         if isinstance(action, list):
             action = action.pop(0) if len(action) > 1 else action[0]
@@ -159,3 +159,31 @@ def test_purchase_through_namecheap_registers_domain_and_refunds_mailboxes(rich_
     assert "namecheap.domains.getList" in commands
     assert SendingDomain.objects.get(name="acmehq.com").status == "active"
     assert account_get(workspace=ws).available_micros == before - 1500 * 10**6  # the two mailboxes refunded
+
+
+def test_get_hosts_reads_the_documented_answer():
+    vendor = Vendor()
+    records = vendor.provider().dns_hosts_get(name="domain.com")
+    assert [(r.host, r.type, r.address, r.ttl) for r in records] == [
+        ("@", "A", "1.2.3.4", 1800), ("www", "A", "122.23.3.7", 1800)]
+    p = vendor.requests[0].url.params
+    assert (p["Command"], p["SLD"], p["TLD"]) == ("namecheap.domains.dns.getHosts", "domain", "com")
+
+
+def test_set_hosts_posts_every_record_as_a_form():
+    from urllib.parse import parse_qs
+
+    from sending.providers.base import DnsRecord
+
+    vendor = Vendor()
+    vendor.provider().dns_hosts_set(name="domain51.com", records=[
+        DnsRecord(host="@", type="TXT", address="v=spf1 include:_spf.google.com ~all"),
+        DnsRecord(host="@", type="MX", address="smtp.google.com", mx_pref=1, ttl=300)])
+    [req] = vendor.requests
+    assert req.method == "POST"
+    form = {k: v[0] for k, v in parse_qs(req.content.decode()).items()}
+    assert form["Command"] == "namecheap.domains.dns.setHosts" and form["ApiKey"]
+    assert (form["SLD"], form["TLD"], form["EmailType"]) == ("domain51", "com", "MX")
+    assert (form["HostName1"], form["RecordType1"], form["Address1"]) == ("@", "TXT", "v=spf1 include:_spf.google.com ~all")
+    assert (form["RecordType2"], form["Address2"], form["MXPref2"], form["TTL2"]) == ("MX", "smtp.google.com", "1", "300")
+    assert "MXPref1" not in form
