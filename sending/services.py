@@ -448,7 +448,7 @@ def _activate(mailbox: Mailbox, connection: dict, now: datetime) -> None:
     mailbox.renews_at = add_months(now, 1)
     fields = ["status", "activated_at", "renewals", "renews_at"]
     for key in ("smtp_host", "smtp_port", "smtp_security", "smtp_username", "imap_host", "imap_port",
-                "imap_security", "imap_username"):
+                "imap_security", "imap_username", "auth", "oauth_provider"):
         if key in connection:
             setattr(mailbox, key, connection[key])
             fields.append(key)

@@ -100,6 +100,7 @@ def test_purchase_delivers_verified_domain_and_workspace_mailboxes(rich_api, ric
     assert all(m.status == "active" and m.secret_encrypted == "" for m in mailboxes)
     assert all(m.smtp_host == "smtp.gmail.com" and m.smtp_port == 587 and m.smtp_security == "starttls"
                and m.imap_host == "imap.gmail.com" and m.imap_port == 993 for m in mailboxes)
+    assert all(m.auth == "oauth2" and m.oauth_provider == "google_workspace" for m in mailboxes)
     assert [m.vendor_ref for m in mailboxes] == [u["id"] for u in users]
     # the day each mailbox reaches full volume (warm-up ramp from activation)
     final = rich_api.get(f"/v1/operations/{result['operation_id']}").json()

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sending', '0003_alter_mailbox_renewals'),
+        ('sending', '0004_mailbox_oauth'),
     ]
 
     operations = [
