@@ -125,16 +125,11 @@ def _daily_chart(ws, days: int = 30) -> dict:
     """Credits charged per UTC day over the last `days` days, as bars for a server-rendered SVG."""
     from datetime import timedelta
 
-    from django.db.models import Sum
-    from django.db.models.functions import TruncDate
+    from billing import selectors as billing_selectors
 
-    from billing.models import RequestRecord
-
-    today = timezone.now().date()
-    start = today - timedelta(days=days - 1)
-    rows = (RequestRecord.objects.filter(workspace=ws, created_at__date__gte=start)
-            .annotate(day=TruncDate("created_at")).values("day").annotate(charged=Sum("credits_charged_micros")))
-    by_day = {r["day"]: int(r["charged"] or 0) for r in rows}
+    start = billing_selectors.usage_days_start(days)
+    by_day = {r["day"]: int(r["charged"] or 0)
+              for r in billing_selectors.usage_daily(workspace=ws, days=days, by="day")}
     top = max(by_day.values(), default=0)
     bars = []
     for i in range(days):

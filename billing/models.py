@@ -125,6 +125,24 @@ class RequestRecord(models.Model):
         ]
 
 
+class UsageDaily(models.Model):
+    """Calls and credits charged per workspace, verb and UTC day of the request records' `created_at`: what
+    GET /v1/usage and the console's charts read (O(days x verbs), whatever the number of records).
+
+    Maintained by database triggers on the request record table (migration 0003), so every write path (the
+    ORM, the single-statement money SQL of billing.ledger_sql, deletes) moves it in the same statement and
+    transaction as the record itself: exactly the aggregate of the records, never a separate step to forget."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    verb = models.CharField(max_length=64)
+    day = models.DateField()
+    calls = models.BigIntegerField(default=0)
+    charged_micros = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "verb", "day"], name="uniq_usage_daily")]
+
+
 class IdempotencyRecord(models.Model):
     class State(models.TextChoices):
         IN_PROGRESS = "in_progress"

@@ -1,24 +1,34 @@
 from datetime import timedelta
 
-from django.db.models import Count, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import Workspace
-from billing.models import CreditAccount, RequestRecord
+from billing.models import CreditAccount, RequestRecord, UsageDaily
 from core import errors
 from core.money import format_credits
 
+USAGE_DAYS = 30
+
+
+def usage_days_start(days: int = USAGE_DAYS):
+    """The first UTC day of the last `days` days (today included)."""
+    return timezone.now().date() - timedelta(days=days - 1)  # now() is UTC (USE_TZ)
+
+
+def usage_daily(*, workspace: Workspace, days: int = USAGE_DAYS, by: str = "verb") -> list[dict]:
+    """Calls and micro-credits charged over the last `days` UTC days, grouped `by` "verb" or "day": read from
+    the per-day rollup (billing.models.UsageDaily), at most days x verbs rows whatever the number of records."""
+    return list(
+        UsageDaily.objects.filter(workspace=workspace, day__gte=usage_days_start(days), calls__gt=0)
+        .values(by).annotate(calls=Sum("calls"), charged=Sum("charged_micros")).order_by(by)
+    )
+
 
 def usage_get(*, workspace: Workspace) -> dict:
-    """SPEC 2.9."""
+    """SPEC 2.9. `last_30_days` is the current UTC day and the 29 before it."""
     account = CreditAccount.objects.get(pk=workspace.pk)
-    since = timezone.now() - timedelta(days=30)
-    rows = (
-        RequestRecord.objects.filter(workspace=workspace, created_at__gte=since)
-        .values("verb")
-        .annotate(calls=Count("id"), charged=Sum("credits_charged_micros"))
-        .order_by("verb")
-    )
+    rows = usage_daily(workspace=workspace)
     return {
         "credits_balance": format_credits(account.balance_micros),
         "credits_reserved": format_credits(account.reserved_micros),
