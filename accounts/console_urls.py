@@ -1,6 +1,7 @@
 from django.urls import path
 
 from accounts import console_views as views
+from accounts import oauth_views
 
 app_name = "console"
 
@@ -19,4 +20,6 @@ urlpatterns = [
     path("members/<int:member_id>/remove/", views.member_remove, name="member_remove"),
     path("invitations/<uuid:invitation_id>/revoke/", views.invitation_revoke, name="invitation_revoke"),
     path("auth/link/<str:token>/", views.signin_link, name="signin_link"),
+    path("oauth/authorize/<uuid:authorization_id>/", oauth_views.authorize, name="oauth_authorize"),
+    path("connections/<uuid:grant_id>/revoke/", oauth_views.connection_revoke, name="connection_revoke"),
 ]

@@ -158,8 +158,11 @@ def keys(request, membership):
                                                  scopes=form.cleaned_data["scopes"], created_by=request.user)
             created = {"key": key, "plaintext": plaintext}  # shown once, in this response only
             form = KeyCreateForm()
-    listing = ApiKey.objects.filter(workspace=ws).order_by("revoked_at", "-created_at")
-    response = render(request, "console/keys.html", {"form": form, "created": created, "keys": listing})
+    listing = ApiKey.objects.filter(workspace=ws, oauth_grant__isnull=True).order_by("revoked_at", "-created_at")
+    from accounts.oauth import grants_for
+
+    response = render(request, "console/keys.html", {"form": form, "created": created, "keys": listing,
+                                                     "connections": grants_for(workspace=ws)})
     return response
 
 

@@ -180,3 +180,84 @@ class Invitation(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["email", "accepted_at"])]
+
+
+# --- OAuth 2.1 for the MCP server (the console is the authorization server) ----------------------------
+class OAuthClient(models.Model):
+    """An MCP client known to the authorization server: registered dynamically (RFC 7591, `client_id` a
+    random id) or identified by its client ID metadata document (`client_id` is the document's HTTPS URL,
+    the document is fetched and cached). A client secret, when one was issued, is stored only as a hash."""
+
+    class Kind(models.TextChoices):
+        REGISTERED = "registered"
+        METADATA_DOCUMENT = "metadata_document"
+
+    id = models.BigAutoField(primary_key=True)
+    client_id = models.CharField(max_length=500, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    client_name = models.CharField(max_length=200, blank=True, default="")
+    redirect_uris = models.JSONField(default=list)
+    token_endpoint_auth_method = models.CharField(max_length=40, default="none")
+    secret_hash = models.CharField(max_length=64, blank=True, default="")
+    metadata = models.JSONField(default=dict, help_text="The client metadata as registered or fetched.")
+    created_at = models.DateTimeField(default=timezone.now)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return self.client_name or self.client_id
+
+
+class OAuthGrant(models.Model):
+    """A connection: one member's consent for one client in one workspace. The grant's `api_key` is its
+    principal: the scopes granted, the rate-limit bucket, the request records and last use, exactly as for
+    a key made in the console (the key has no secret; only this grant's access tokens resolve to it)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="oauth_grants")
+    user = models.ForeignKey(User, null=True, on_delete=models.SET_NULL, related_name="+")
+    client = models.ForeignKey(OAuthClient, on_delete=models.CASCADE, related_name="grants")
+    client_name = models.CharField(max_length=200)
+    redirect_uri = models.CharField(max_length=2000)
+    api_key = models.OneToOneField(ApiKey, on_delete=models.CASCADE, related_name="oauth_grant")
+    created_at = models.DateTimeField(default=timezone.now)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+
+class OAuthAuthorization(models.Model):
+    """One authorization request: waiting for the member's consent, then (approved) the single-use code."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    client = models.ForeignKey(OAuthClient, on_delete=models.CASCADE, related_name="+")
+    redirect_uri = models.CharField(max_length=2000)
+    redirect_uri_provided_explicitly = models.BooleanField(default=True)
+    code_challenge = models.CharField(max_length=128)
+    state = models.CharField(max_length=2000, blank=True, default="")
+    scopes_requested = models.JSONField(default=list)
+    resource = models.CharField(max_length=2000, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+    grant = models.ForeignKey(OAuthGrant, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    code_hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    code_expires_at = models.DateTimeField(null=True, blank=True)
+    code_used_at = models.DateTimeField(null=True, blank=True)
+
+
+class OAuthToken(models.Model):
+    """An access or refresh token of a grant; only a keyed hash is stored. A refresh token is used once
+    (rotation): `used_at` set, a new pair issued; presenting it again revokes the whole grant."""
+
+    class Kind(models.TextChoices):
+        ACCESS = "access"
+        REFRESH = "refresh"
+
+    id = models.BigAutoField(primary_key=True)
+    grant = models.ForeignKey(OAuthGrant, on_delete=models.CASCADE, related_name="tokens")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list)
+    resource = models.CharField(max_length=2000, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)

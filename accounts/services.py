@@ -83,14 +83,22 @@ _key_cache: dict[str, tuple[float, ApiKey]] = {}
 _KEY_CACHE_MAX = 10_000
 
 
-def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0) -> ApiKey:
+def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0, oauth: bool = False) -> ApiKey:
     """`Authorization: Bearer service_sk_live_…` -> the active key, or raise Unauthenticated.
 
-    `cache_seconds` > 0: a key found valid in this process within that many seconds is returned without a query."""
+    `cache_seconds` > 0: a key found valid in this process within that many seconds is returned without a query.
+    `oauth=True` (the MCP door, the resource OAuth access tokens are issued for): a live access token
+    `service_at_…` resolves to its grant's key (accounts.oauth), the same principal an API key is."""
     if not authorization:
         raise errors.Unauthenticated()
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
+    if oauth and scheme.lower() == "bearer" and token.startswith("service_at_"):
+        from accounts.oauth import access_token_principal
+
+        key = access_token_principal(token=token)
+        _touch(key)
+        return key
     if scheme.lower() != "bearer" or not token.startswith(KEY_PREFIX) or len(token) < len(KEY_PREFIX) + 32:
         raise errors.Unauthenticated()
     digest = _key_hash(token)
@@ -102,15 +110,19 @@ def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0) -
     if key is None or not hmac.compare_digest(key.hashed_secret, digest) or not key.is_active:
         _key_cache.pop(digest, None)
         raise errors.Unauthenticated()
-    now = timezone.now()
-    if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # coarse, to keep hot paths write-light
-        key.last_used_at = now
+    _touch(key)
     if cache_seconds > 0:
         if len(_key_cache) >= _KEY_CACHE_MAX:
             _key_cache.clear()
         _key_cache[digest] = (time.monotonic() + cache_seconds, key)
     return key
+
+
+def _touch(key: ApiKey) -> None:
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # coarse, to keep hot paths write-light
+        key.last_used_at = now
 
 
 def _key_cache_drop(pk) -> None:

@@ -1,4 +1,4 @@
-"""One ASGI callable: `/mcp` (and its OAuth metadata) to the MCP app, everything else to Django.
+"""One ASGI callable: `/mcp`, its OAuth metadata and authorization server to the MCP app, the rest to Django.
 
 The MCP app's session manager must be started by the ASGI lifespan, so this function runs the lifespan
 of the MCP app (when there is one) and answers the server's lifespan messages itself.
@@ -28,7 +28,13 @@ from llmproxy import asgi as llm_asgi  # noqa: E402
 
 
 def _is_mcp_path(path: str) -> bool:
-    return path == "/mcp" or path.startswith("/mcp/") or path.startswith("/.well-known/oauth-protected-resource")
+    return (path == "/mcp" or path.startswith("/mcp/") or path.startswith("/.well-known/oauth-protected-resource")
+            or path in _OAUTH_PATHS)
+
+
+# The OAuth 2.1 authorization server's protocol endpoints (mcpserver.oauth); its consent page is Django's.
+_OAUTH_PATHS = frozenset({"/.well-known/oauth-authorization-server", "/oauth/authorize", "/oauth/token",
+                          "/oauth/register", "/oauth/revoke"})
 
 
 async def application(scope, receive, send):

@@ -30,9 +30,10 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from accounts.models import ALL_SCOPES
 from accounts.services import key_authenticate
 from core import errors
-from mcpserver import tools
+from mcpserver import oauth, tools
 
 logger = logging.getLogger("mcpserver")
 # Stateless mode ends a "session" after every request and the SDK logs each one at INFO; keep the logs useful.
@@ -70,7 +71,8 @@ def _call_limiter() -> anyio.CapacityLimiter:
 
 
 class ApiKeyVerifier:
-    """`Authorization: Bearer service_sk_live_…` -> the key's scopes; unknown, malformed or revoked -> None (401)."""
+    """`Authorization: Bearer service_sk_live_…` (an API key) or `service_at_…` (an OAuth access token, see
+    mcpserver.oauth) -> the key's scopes; unknown, malformed, expired or revoked -> None (401)."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
@@ -88,7 +90,7 @@ class ApiKeyVerifier:
 
 
 def _authenticate(token: str):
-    return key_authenticate(authorization=f"Bearer {token}")
+    return key_authenticate(authorization=f"Bearer {token}", oauth=True)
 
 
 def resource_url() -> str:
@@ -152,23 +154,25 @@ def build_starlette_app() -> Starlette:
     """The SDK's streamable-HTTP app with bearer auth and RFC 9728 protected-resource metadata."""
     server = build_server()
     auth = AuthSettings(
-        # There is no OAuth authorization server: keys are issued in the console. The metadata names the
-        # service itself as the party that issues the bearer credentials this resource accepts.
+        # The service is its own OAuth 2.1 authorization server (mcpserver.oauth, consent in the console);
+        # API keys made in the console are accepted as bearer tokens too.
         issuer_url=settings.BASE_URL,
         resource_server_url=resource_url(),
-        validate_token_resource=False,  # API keys are not audience-bound; the verifier checks them itself
+        # API keys are not audience-bound; access tokens are issued for resource_url() only (accounts.oauth)
+        validate_token_resource=False,
     )
-    # The SDK serves the metadata at /.well-known/oauth-protected-resource/mcp (RFC 9728 section 3.1);
-    # some clients ask at the bare well-known path, so serve the same document there too.
+    # RFC 9728 metadata at /.well-known/oauth-protected-resource/mcp (section 3.1) and, for clients that ask
+    # there, at the bare well-known path: one document (with the scopes), ahead of the SDK's own route.
     metadata = ProtectedResourceMetadata(
-        resource=resource_url(), authorization_servers=[settings.BASE_URL],
+        resource=resource_url(), authorization_servers=[settings.BASE_URL], scopes_supported=list(ALL_SCOPES),
+        resource_name="Outbound sales API (MCP)", resource_documentation=settings.BASE_URL + "/docs",
     )
-    root_metadata = Route(
-        "/.well-known/oauth-protected-resource",
-        endpoint=cors_middleware(ProtectedResourceMetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
-        methods=["GET", "OPTIONS"],
-    )
-    return server.streamable_http_app(
+    metadata_routes = [
+        Route(path, endpoint=cors_middleware(ProtectedResourceMetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
+              methods=["GET", "OPTIONS"])
+        for path in ("/.well-known/oauth-protected-resource" + MCP_PATH, "/.well-known/oauth-protected-resource")
+    ]
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
@@ -176,8 +180,10 @@ def build_starlette_app() -> Starlette:
         max_request_body_size=settings.MAX_BODY_BYTES,
         auth=auth,
         token_verifier=ApiKeyVerifier(),
-        custom_starlette_routes=[root_metadata],
+        custom_starlette_routes=oauth.routes(),
     )
+    app.router.routes[0:0] = metadata_routes
+    return app
 
 
 class McpAsgiApp:

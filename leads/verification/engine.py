@@ -129,24 +129,8 @@ class Result:
 
 
 # --- the private-network guard ------------------------------------------------------------------------
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-
-
-def address_allowed(ip: str, *, allow_private: bool) -> bool:
-    """Only globally routable unicast addresses, unless private networks are explicitly allowed (tests)."""
-    if allow_private:
-        return True
-    try:
-        addr = ipaddress.ip_address(ip)
-    except ValueError:
-        return False
-    if addr.version == 6:
-        if addr.ipv4_mapped is not None:
-            addr = addr.ipv4_mapped
-        elif addr in _NAT64:
-            addr = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
-    return addr.is_global and not addr.is_multicast
-
+# One guard for every outbound connection (core.outbound): globally routable unicast addresses only.
+from core.outbound import address_allowed  # noqa: E402, F401
 
 # --- the per-host concurrency limit ---------------------------------------------------------------------
 _slots_lock = threading.Lock()

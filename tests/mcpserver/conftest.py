@@ -17,9 +17,13 @@ from tests import testverbs  # noqa: F401 - registers test_echo / test_confirm
 
 
 class LiveServer:
-    def __init__(self):
+    """`sock`: an already bound listening socket, for tests that must know the address (BASE_URL) before the
+    app starts."""
+
+    def __init__(self, sock=None):
         from config.asgi import application
 
+        self.sock = sock
         self.config = uvicorn.Config(application, host="127.0.0.1", port=0, lifespan="on", log_level="warning")
         self.server = uvicorn.Server(self.config)
         self.started = threading.Event()
@@ -33,7 +37,7 @@ class LiveServer:
             self.started.set()
 
         self.server.startup = startup
-        self.server.run()
+        self.server.run(sockets=[self.sock] if self.sock is not None else None)
         self.started.set()  # startup failed: do not leave the test waiting
 
     def __enter__(self):

@@ -1,0 +1,260 @@
+"""The OAuth 2.1 authorization server's HTTP side, built from the `mcp` SDK's handlers.
+
+Routes (served by the MCP Starlette app; config.asgi sends these paths to it):
+  GET  /.well-known/oauth-authorization-server   RFC 8414 metadata (issuer = BASE_URL)
+  GET  /oauth/authorize                          code + PKCE S256; redirects to the console's consent page
+  POST /oauth/token                              authorization_code and refresh_token (rotating) grants
+  POST /oauth/register                           RFC 7591 dynamic client registration
+  POST /oauth/revoke                             RFC 7009 revocation (ends the connection)
+Clients may also identify themselves by a client ID metadata document (an HTTPS `client_id`), which the
+current MCP authorization specification prefers to registration. The SDK's handlers do the parsing, PKCE
+and error shapes; `Provider` stores everything through accounts.oauth (hashed codes and tokens).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+from urllib.parse import unquote
+
+from asgiref.sync import sync_to_async
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.metadata import MetadataHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.revoke import RevocationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    RefreshToken,
+    RegistrationError,
+    TokenError,
+)
+from mcp.server.auth.routes import cors_middleware
+from mcp.server.auth.settings import ClientRegistrationOptions
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
+from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.routing import Route, request_response
+
+from accounts import oauth
+from accounts.models import ALL_SCOPES, OAuthClient
+from accounts.models import OAuthToken as TokenRow
+
+AUTHORIZE_PATH = "/oauth/authorize"
+TOKEN_PATH = "/oauth/token"
+REGISTER_PATH = "/oauth/register"
+REVOKE_PATH = "/oauth/revoke"
+METADATA_PATH = "/.well-known/oauth-authorization-server"
+PATHS = frozenset({AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH, REVOKE_PATH, METADATA_PATH})
+AUTH_METHODS = ["none", "client_secret_post", "client_secret_basic"]
+
+
+def _sync(fn):
+    return sync_to_async(fn, thread_sensitive=True)
+
+
+def client_info(row: OAuthClient) -> OAuthClientInformationFull:
+    return OAuthClientInformationFull(
+        client_id=row.client_id, client_name=row.client_name or None, redirect_uris=row.redirect_uris,
+        token_endpoint_auth_method=row.token_endpoint_auth_method, response_types=["code"],
+        grant_types=["authorization_code", "refresh_token"],
+        scope=" ".join(ALL_SCOPES),  # a client may ask for any of them; the member picks on the consent page
+    )
+
+
+class Code(AuthorizationCode):
+    authorization_id: str
+
+
+class Refresh(RefreshToken):
+    row_id: int
+    grant_id: str
+
+
+class Access(AccessToken):
+    grant_id: str
+
+
+class Provider:
+    """`OAuthAuthorizationServerProvider` over accounts.oauth."""
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        row = await _sync(oauth.client_get)(client_id=client_id)
+        return client_info(row) if row else None
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        try:
+            await _sync(oauth.client_register)(
+                metadata=client_info.model_dump(mode="json", exclude_none=True),
+                client_id=client_info.client_id, client_secret=client_info.client_secret)
+        except oauth.OAuthInvalid as exc:
+            raise RegistrationError(exc.error, exc.description) from exc  # type: ignore[arg-type]
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        def start():
+            row = OAuthClient.objects.get(client_id=client.client_id)
+            auth = oauth.authorization_start(
+                client=row, redirect_uri=str(params.redirect_uri),
+                redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+                code_challenge=params.code_challenge, state=params.state, scopes=params.scopes,
+                resource_indicator=params.resource)
+            return oauth.consent_url(auth)
+
+        try:
+            return await _sync(start)()
+        except oauth.OAuthInvalid as exc:
+            raise AuthorizeError(exc.error, exc.description) from exc  # type: ignore[arg-type]
+
+    async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str) -> Code | None:
+        def load():
+            auth = oauth.code_load(code=authorization_code)
+            if auth is None:
+                oauth.code_replayed(code=authorization_code)
+                return None
+            if auth.client.client_id != client.client_id:
+                return None
+            return Code(code=authorization_code, scopes=list(auth.grant.api_key.scopes or []),
+                        expires_at=auth.code_expires_at.timestamp(), client_id=auth.client.client_id,
+                        code_challenge=auth.code_challenge, redirect_uri=auth.redirect_uri,
+                        redirect_uri_provided_explicitly=auth.redirect_uri_provided_explicitly,
+                        resource=auth.resource, subject=str(auth.grant_id), authorization_id=str(auth.pk))
+
+        return await _sync(load)()
+
+    async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: Code) -> OAuthToken:
+        def exchange():
+            from accounts.models import OAuthAuthorization
+
+            return oauth.code_exchange(auth=OAuthAuthorization.objects.get(pk=authorization_code.authorization_id))
+
+        try:
+            return OAuthToken(**await _sync(exchange)())
+        except oauth.OAuthInvalid as exc:
+            raise TokenError(exc.error, exc.description) from exc  # type: ignore[arg-type]
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> Refresh | None:
+        row = await _sync(oauth.refresh_load)(token=refresh_token)
+        if row is None or row.grant.client.client_id != client.client_id:
+            return None
+        return Refresh(token=refresh_token, client_id=row.grant.client.client_id, scopes=list(row.scopes),
+                       expires_at=int(row.expires_at.timestamp()), resource=row.resource or None,
+                       subject=str(row.grant_id), row_id=row.pk, grant_id=str(row.grant_id))
+
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: Refresh,
+                                     scopes: list[str]) -> OAuthToken:
+        def exchange():
+            row = TokenRow.objects.select_related("grant").get(pk=refresh_token.row_id)
+            return oauth.refresh_exchange(row=row, scopes=scopes)
+
+        try:
+            return OAuthToken(**await _sync(exchange)())
+        except oauth.OAuthInvalid as exc:
+            raise TokenError(exc.error, exc.description) from exc  # type: ignore[arg-type]
+
+    async def load_access_token(self, token: str) -> Access | None:
+        row = await _sync(oauth.access_load)(token=token)
+        if row is None:
+            return None
+        return Access(token=token, client_id=row.grant.client.client_id, scopes=list(row.scopes),
+                      expires_at=int(row.expires_at.timestamp()), resource=row.resource or None,
+                      grant_id=str(row.grant_id))
+
+    async def revoke_token(self, token: Access | Refresh) -> None:
+        def revoke():
+            from accounts.models import OAuthGrant
+
+            grant = OAuthGrant.objects.select_related("api_key").filter(pk=token.grant_id).first()
+            if grant is not None:
+                oauth.grant_revoke(grant=grant)
+
+        await _sync(revoke)()
+
+    async def exchange_identity_assertion(self, client, params) -> OAuthToken:
+        raise TokenError("unsupported_grant_type", "The JWT bearer grant is not supported")
+
+
+class HashedSecretAuthenticator(ClientAuthenticator):
+    """The SDK's token-endpoint client authentication, against the stored hash of the client secret."""
+
+    async def authenticate_request(self, request: Request) -> OAuthClientInformationFull:
+        form = await request.form()
+        client_id = form.get("client_id")
+        if not isinstance(client_id, str) or not client_id:
+            raise AuthenticationError("Missing client_id")
+        row = await _sync(oauth.client_get)(client_id=client_id)
+        if row is None:
+            raise AuthenticationError("Invalid client_id")
+        method = row.token_endpoint_auth_method
+        secret = None
+        if method == "client_secret_basic":
+            header = request.headers.get("Authorization", "")
+            if not header.startswith("Basic "):
+                raise AuthenticationError("Missing or invalid Basic authentication in Authorization header")
+            try:
+                basic_id, _, secret = base64.b64decode(header[6:]).decode().partition(":")
+            except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
+                raise AuthenticationError("Invalid Basic authentication header") from exc
+            if unquote(basic_id) != client_id:
+                raise AuthenticationError("Client ID mismatch in Basic auth")
+            secret = unquote(secret)
+        elif method == "client_secret_post":
+            value = form.get("client_secret")
+            secret = value if isinstance(value, str) else None
+        if method != "none" and not row.secret_hash:
+            raise AuthenticationError("Client is registered for secret-based authentication but has no stored secret")
+        if not oauth.client_secret_ok(client=row, secret=secret):
+            raise AuthenticationError("Invalid client_secret")
+        return client_info(row)
+
+
+def metadata() -> OAuthMetadata:
+    base = oauth.issuer()
+    return OAuthMetadata(
+        issuer=base,
+        authorization_endpoint=base + AUTHORIZE_PATH,
+        token_endpoint=base + TOKEN_PATH,
+        registration_endpoint=base + REGISTER_PATH,
+        revocation_endpoint=base + REVOKE_PATH,
+        scopes_supported=list(ALL_SCOPES),
+        response_types_supported=["code"],
+        grant_types_supported=["authorization_code", "refresh_token"],
+        token_endpoint_auth_methods_supported=AUTH_METHODS,
+        revocation_endpoint_auth_methods_supported=AUTH_METHODS,
+        code_challenge_methods_supported=["S256"],
+        client_id_metadata_document_supported=True,
+        authorization_response_iss_parameter_supported=True,
+        service_documentation=base + "/docs",
+    )
+
+
+def _cors(app, methods):
+    return CORSMiddleware(app=app, allow_origins="*", allow_methods=methods,
+                          allow_headers=["mcp-protocol-version", "authorization", "content-type"])
+
+
+def _limited(app):
+    return RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE)
+
+
+def routes() -> list[Route]:
+    provider: Any = Provider()
+    authenticator = HashedSecretAuthenticator(provider)
+    registration = RegistrationHandler(provider, ClientRegistrationOptions(enabled=True, valid_scopes=list(ALL_SCOPES)))
+    return [
+        Route(METADATA_PATH, endpoint=cors_middleware(MetadataHandler(metadata()).handle, ["GET", "OPTIONS"]),
+              methods=["GET", "OPTIONS"]),
+        Route(AUTHORIZE_PATH, endpoint=_limited(request_response(AuthorizationHandler(provider).handle)),
+              methods=["GET", "POST"]),
+        Route(TOKEN_PATH, endpoint=_cors(_limited(request_response(TokenHandler(provider, authenticator).handle)),
+                                         ["POST", "OPTIONS"]), methods=["POST", "OPTIONS"]),
+        Route(REGISTER_PATH, endpoint=_cors(_limited(request_response(registration.handle)), ["POST", "OPTIONS"]),
+              methods=["POST", "OPTIONS"]),
+        Route(REVOKE_PATH, endpoint=_cors(_limited(request_response(RevocationHandler(provider, authenticator).handle)),
+                                          ["POST", "OPTIONS"]), methods=["POST", "OPTIONS"]),
+    ]

@@ -1,0 +1,64 @@
+"""core.outbound: the guarded client for URLs that users or clients supply, against real local HTTP servers."""
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from core import outbound
+
+RELEASE = threading.Event()
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        if self.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.1:1/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path == "/slow":
+            RELEASE.wait(30)  # hangs until the test is over
+        body = b"x" * (5000 if self.path == "/big" else 10)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    RELEASE.set()
+    srv.shutdown()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]", "10.0.0.1", "169.254.169.254", "[::ffff:127.0.0.1]"])
+def test_private_addresses_are_refused(host):
+    with pytest.raises(outbound.OutboundError) as exc:
+        outbound.request("GET", f"http://{host}:9/x", timeout=2, max_bytes=100)
+    assert exc.value.kind == "refused"
+
+
+def test_allowed_for_tests_no_redirects_capped_body_timeout(server):
+    ok = outbound.request("GET", server + "/ok", timeout=5, max_bytes=100, allow_private=True)
+    assert (ok.status_code, ok.body) == (200, b"x" * 10)
+    redirect = outbound.request("GET", server + "/redirect", timeout=5, max_bytes=100, allow_private=True)
+    assert redirect.status_code == 302  # answered as is, not followed
+    with pytest.raises(outbound.OutboundError) as big:
+        outbound.request("GET", server + "/big", timeout=5, max_bytes=1000, allow_private=True)
+    assert big.value.kind == "too_large"
+    with pytest.raises(outbound.OutboundError) as slow:
+        outbound.request("GET", server + "/slow", timeout=0.5, max_bytes=1000, allow_private=True)
+    assert slow.value.kind == "timeout"
+
+
+def test_only_http_urls():
+    with pytest.raises(outbound.OutboundError):
+        outbound.request("GET", "file:///etc/passwd", timeout=1, max_bytes=10, allow_private=True)
