@@ -394,9 +394,19 @@ def _poll(op: Operation, provider, now: datetime) -> None:
                 _failed_item(domain, f"deadline passed: {exc}")
             continue  # a read: simply asked again next time
         if ext.status == ACTIVE:
+            if not domain.dkim_private_key_encrypted:
+                dkim_key_generate(domain)
+                domain.save(update_fields=["dkim_selector", "dkim_private_key_encrypted"])
+            try:  # a provider that writes DNS publishes the DKIM key before the domain counts as active
+                provider.domain_dns_publish(ref=domain.vendor_ref, name=domain.name, records=dns_records(domain))
+            except (ProviderError, OutcomeUnknown) as exc:
+                if deadline_passed:
+                    _failed_item(domain, f"deadline passed: {exc}")
+                else:
+                    waiting[domain.name] = f"publishing DKIM: {exc}"
+                continue
             domain.status, domain.activated_at = SendingDomain.Status.ACTIVE, now
-            dkim_key_generate(domain)
-            domain.save(update_fields=["status", "activated_at", "dkim_selector", "dkim_private_key_encrypted"])
+            domain.save(update_fields=["status", "activated_at"])
             waiting.pop(domain.name, None)
         elif ext.status == FAILED or deadline_passed:
             _failed_item(domain, ext.detail or "deadline passed")

@@ -90,6 +90,11 @@ class SendingProvider:
     def mailbox_status(self, *, ref: str) -> External:
         raise NotImplementedError
 
+    def domain_dns_publish(self, *, ref: str, name: str, records: list[dict]) -> None:
+        """Publish the service's own records for an active domain (`sending.dkim_keys.dns_records`: the DKIM
+        key) where the provider writes the domain's DNS. Idempotent. The default publishes nothing: the records
+        are listed in the operation result for the operator to publish."""
+
     # --- after delivery (optional: the default does nothing at the vendor) ------------------------------
     def mailbox_suspend(self, *, ref: str) -> None:
         """Upkeep could not be charged: stop the vendor-side mailbox (it sends and receives nothing). Idempotent."""

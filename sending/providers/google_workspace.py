@@ -271,6 +271,20 @@ class GoogleWorkspaceProvider(SendingProvider):
             return External(ref=name, status=ACTIVE, detail="verified by Google Workspace")
         return External(ref=name, status=PENDING, detail="DNS written; not yet verified by Google")
 
+    def domain_dns_publish(self, *, ref, name, records):
+        """Write the service's DKIM key record(s) through the registrar (the DMARC policy written at set-up, with
+        its reporting address, stays)."""
+        suffix = "." + name
+        wanted = [DnsRecord(host=r["name"][:-len(suffix)], type=r["type"], address=r["value"])
+                  for r in records if "._domainkey." in r["name"] and r["name"].endswith(suffix)]
+        if not wanted:
+            return
+        existing = self.registrar.dns_hosts_get(name=name)
+        if all(w in existing for w in wanted):
+            return
+        keep = [r for r in existing if r.host not in {w.host for w in wanted}]
+        self.registrar.dns_hosts_set(name=name, records=keep + wanted)
+
     # --- mailboxes ----------------------------------------------------------------------------------------
     def _user_by_ref(self, client_ref: str) -> dict | None:
         resp = self._request("GET", self._directory("/users"), scope=" ".join(ADMIN_SCOPES),

@@ -14,6 +14,7 @@ from billing.models import LedgerEntry
 from billing.services import account_get
 from core.money import credits
 from sending import services, tasks
+from sending.dkim_keys import dkim_public_record
 from sending.models import Mailbox, Operation, SendingDomain
 from sending.providers import google_workspace as gw
 from sending.providers.base import DnsRecord, OutcomeUnknown, ProviderError
@@ -90,6 +91,8 @@ def test_purchase_delivers_verified_domain_and_workspace_mailboxes(rich_api, ric
     assert ("@", "TXT", "v=spf1 include:_spf.google.com ~all", "") in hosts
     assert ("_dmarc", "TXT", "v=DMARC1; p=none; rua=mailto:dmarc@operator.example", "") in hosts
     assert any(h[1] == "TXT" and h[2].startswith("google-site-verification=") for h in hosts)
+    domain = SendingDomain.objects.get(name=name)  # the service's DKIM key is published before activation
+    assert (f"{domain.dkim_selector}._domainkey", "TXT", dkim_public_record(domain), "") in hosts
     assert fake.domains[name]["verified"]
     # five Workspace users with the sender's name, a client reference, and no password kept anywhere
     users = sorted(fake.users.values(), key=lambda u: u["primaryEmail"])
