@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import html
 import uuid
-from email.headerregistry import Address
 from email.message import EmailMessage
-from email.utils import formatdate
 from urllib.parse import quote
 
 from django.conf import settings
 from django.core import signing
 
-from campaigns import templating
+from campaigns import headers, templating
 from campaigns.models import Campaign, CampaignLead, SentMessage
 
 UNSUBSCRIBE_SALT = "campaigns.unsubscribe"
@@ -83,25 +81,30 @@ def _html(body: str, url: str) -> str:
     )
 
 
+def _mailbox_name(mailbox) -> str:
+    return mailbox.display_name or " ".join(p for p in (mailbox.first_name, mailbox.last_name) if p)
+
+
+MIME_HEADERS = ["MIME-Version", "Content-Type"]
+
+
 def build_message(*, lead: CampaignLead, campaign: Campaign, mailbox, rendered: dict, message_id: str) -> EmailMessage:
+    """The message to send. Every header comes from `campaigns.headers.campaign_headers` (checked there) and
+    is stored verbatim; the serialized header block is checked again (`headers.check_serialized`) before the
+    message is handed over. Raises `headers.UnsafeHeader` (the sender stops the lead as `invalid_message`)."""
     url = unsubscribe_url(lead)
-    msg = EmailMessage()
-    msg["From"] = mailbox.from_header
     name = " ".join(" ".join(p for p in (lead.first_name, lead.last_name) if p).split())
-    local, _, domain = lead.email.rpartition("@")
-    try:
-        msg["To"] = str(Address(display_name=name, username=local, domain=domain))
-    except (ValueError, IndexError):
-        msg["To"] = str(Address(addr_spec=lead.email))
-    msg["Subject"] = " ".join(rendered["subject"].split())
-    msg["Date"] = formatdate(usegmt=True)
-    msg["Message-ID"] = f"<{message_id}>"
-    if rendered["in_reply_to"]:
-        msg["In-Reply-To"] = f"<{rendered['in_reply_to']}>"
-        msg["References"] = " ".join(f"<{m}>" for m in rendered["references"])
-    msg["List-Unsubscribe"] = f"<{url}>, <{unsubscribe_mailto(lead, mailbox.email)}>"
-    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    fields = headers.campaign_headers(
+        from_name=_mailbox_name(mailbox), from_email=mailbox.email, to_name=name, to_email=lead.email,
+        subject=rendered["subject"], message_id=message_id, in_reply_to=rendered["in_reply_to"],
+        references=rendered["references"], unsubscribe_urls=[url, unsubscribe_mailto(lead, mailbox.email)])
+    msg = EmailMessage(policy=headers.POLICY)
+    for field_name, value in fields:
+        msg.set_raw(field_name, value)
     text = f"{rendered['body']}\n\n--\nIf you would rather not hear from me, unsubscribe: {url}\n"
     msg.set_content(text)
     msg.add_alternative(_html(rendered["body"], url), subtype="html")
+    for part in msg.iter_parts():
+        del part["MIME-Version"]  # the top level carries it; add_alternative also gives the html part one
+    headers.check_serialized(msg.as_bytes(), [n for n, _ in fields] + MIME_HEADERS)
     return msg

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from rest_framework import serializers
 
-from campaigns import services, templating
+from campaigns import headers, services, templating
 from campaigns.models import DEFAULT_WINDOW
 from campaigns.window import DAY_NAMES
 from core import errors
@@ -15,6 +15,17 @@ from core.verbs import Outcome, StrictSerializer, Verb, register
 MAX_LEADS = 5000
 MAX_STEPS = 8
 MAX_NAME = 120
+
+
+def _header_safe(value):
+    """Lead values may land in the Subject and To headers: line breaks and tabs are folded to a space when the
+    message is built, anything else that is a control character (raw, or inside an RFC 2047 encoded-word once
+    decoded) is refused here (issue 15.1)."""
+    if isinstance(value, str):
+        problem = headers.header_text_problem(" ".join(value.split()))
+        if problem:
+            raise serializers.ValidationError(f"Values used in mail headers {problem}.")
+    return value
 
 
 class LeadIn(StrictSerializer):
@@ -26,7 +37,25 @@ class LeadIn(StrictSerializer):
     custom = serializers.DictField(required=False, allow_empty=True,
                                    help_text="Extra template variables: {\"key\": string | number | boolean}.")
 
+    def validate_first_name(self, value):
+        return _header_safe(value)
+
+    def validate_last_name(self, value):
+        return _header_safe(value)
+
+    def validate_company_name(self, value):
+        return _header_safe(value)
+
+    def validate_email(self, value):
+        return _header_safe(value)
+
     def validate_custom(self, value):
+        for key, item in value.items():
+            try:
+                _header_safe(item)
+            except serializers.ValidationError:
+                raise serializers.ValidationError({key: ["Values used in mail headers must not contain control "
+                                                         "characters, raw or RFC 2047-encoded."]}) from None
         bad = [k for k, v in value.items()
                if not templating.NAME_RE.match(k) or not (v is None or isinstance(v, str | int | float | bool))]
         if bad:
@@ -43,6 +72,12 @@ class StepIn(StrictSerializer):
     body = serializers.CharField(max_length=100_000, trim_whitespace=False)
     wait_days = serializers.IntegerField(required=False, default=0, min_value=0, max_value=365,
                                          help_text="Days after the previous step's send (the first step's: after launch).")
+
+    def validate_subject(self, value):
+        problem = headers.header_text_problem(value) if value else None
+        if problem:
+            raise serializers.ValidationError(f"The subject {problem}.")
+        return value
 
     def validate_body(self, value):
         if not value.strip():
