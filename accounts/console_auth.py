@@ -18,6 +18,7 @@ import math
 import secrets
 import string
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from allauth.account import app_settings as allauth_settings
 from allauth.account import forms as allauth_forms
@@ -133,6 +134,25 @@ def purge_signin_links() -> int:
     return signin_links_purge()
 
 
+class _Site:
+    """What allauth's mail templates read from `current_site`, taken from BASE_URL (allauth would use the
+    request's Host: anyone could make the service mail a link to any host)."""
+
+    def __init__(self, base_url: str):
+        self.domain = self.name = urlsplit(base_url).netloc
+
+
+def _base_url_context(context: dict) -> dict:
+    """Every absolute link allauth put in a mail's context (signup_url, activate_url, password_reset_url, ...)
+    rebuilt on BASE_URL, and the site taken from BASE_URL (issue 15.2)."""
+    out: dict = {"current_site": _Site(settings.BASE_URL)}
+    for key, value in context.items():
+        if isinstance(value, str) and value.startswith(("http://", "https://")):
+            parts = urlsplit(value)
+            out[key] = settings.BASE_URL + (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return out
+
+
 class ConsoleAccountAdapter(DefaultAccountAdapter):
     def generate_login_code(self) -> str:
         return code_seed()
@@ -156,7 +176,7 @@ class ConsoleAccountAdapter(DefaultAccountAdapter):
                 )
                 context = {**context, "signin_link": signin_link_issue(user=user, email=email)}
         context.setdefault("BASE_URL", settings.BASE_URL)
-        super().send_mail(template_prefix, email, context)
+        super().send_mail(template_prefix, email, {**context, **_base_url_context(context)})
 
 
 # --- workspaces and invitations ---------------------------------------------------------------------

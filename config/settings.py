@@ -64,7 +64,13 @@ if not SECRET_KEY:
     SECRET_KEY = _DEV_SECRET_KEY
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-ALLOWED_HOSTS = ["*"]
+# Host header (issue 15.2): only the BASE_URL host, the loopback names, HOST (unless a wildcard) and the explicit
+# ALLOWED_HOSTS_EXTRA (comma-separated, e.g. an internal load-balancer name) are served; any other Host is a 400.
+# Links in mail are built from BASE_URL, never from the request.
+ALLOWED_HOSTS_EXTRA = [h.strip() for h in (env("ALLOWED_HOSTS_EXTRA", "") or "").split(",") if h.strip()]
+ALLOWED_HOSTS = list(dict.fromkeys(
+    [BASE_HOST, "127.0.0.1", "localhost", "[::1]", *([HOST] if HOST not in ("0.0.0.0", "::", "") else []),
+     *ALLOWED_HOSTS_EXTRA]))
 CSRF_TRUSTED_ORIGINS = [f"{urlparse(BASE_URL).scheme}://{urlparse(BASE_URL).netloc}"]
 if not SANDBOX and BASE_URL.startswith("https://"):
     SESSION_COOKIE_SECURE = True
