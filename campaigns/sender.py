@@ -216,9 +216,20 @@ def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> st
 
 
 def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: bool) -> str:
+    from sending.transport import MailboxAuthUnavailable, MailboxNeedsReconnect
+
     now = _now()
     code = getattr(exc, "smtp_code", None)
     text = f"{code or ''} {getattr(exc, 'message', exc)}".strip()[:2000]
+    if isinstance(exc, MailboxNeedsReconnect | MailboxAuthUnavailable):
+        # an OAuth mailbox had no usable token: nothing reached SMTP, and it is no fault of this lead, so the
+        # step is not counted as an attempt; the lead waits for the reconnect (or the token backoff)
+        SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.FAILED, error=text)
+        retry_at = getattr(exc, "retry_at", None) or now + RETRY_BASE
+        when = now + MAILBOX_WAIT if isinstance(exc, MailboxNeedsReconnect) else max(retry_at, now)
+        CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
+            next_send_at=next_open(lead.campaign.sending_window, when), last_error=text)
+        return "mailbox_needs_reconnect" if isinstance(exc, MailboxNeedsReconnect) else "mailbox_auth_retry"
     bounce = not temporary and code in BOUNCE_CODES
     SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.FAILED, error=text, bounced=bounce)
     if bounce:

@@ -504,3 +504,32 @@ LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
 # transactions only; docs/llm.md). Isolation is unchanged; a server crash can lose the last fraction of a second
 # of LLM charges, in the customer's favour. 0 = commit them synchronously like every other verb.
 LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)
+
+# --- sending (issue 17): Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---
+# A provider's "Connect" button shows only when its client id is set. Defaults are the providers' real endpoints.
+GOOGLE_OAUTH_CLIENT_ID = env("GOOGLE_OAUTH_CLIENT_ID", "")
+GOOGLE_OAUTH_CLIENT_SECRET = env("GOOGLE_OAUTH_CLIENT_SECRET", "")
+GOOGLE_OAUTH_AUTHORIZE_URL = env("GOOGLE_OAUTH_AUTHORIZE_URL", "https://accounts.google.com/o/oauth2/v2/auth")
+GOOGLE_OAUTH_TOKEN_URL = env("GOOGLE_OAUTH_TOKEN_URL", "https://oauth2.googleapis.com/token")
+GOOGLE_SMTP_HOST = env("GOOGLE_SMTP_HOST", "smtp.gmail.com")
+GOOGLE_SMTP_PORT = env_int("GOOGLE_SMTP_PORT", 587)
+GOOGLE_SMTP_SECURITY = env("GOOGLE_SMTP_SECURITY", "starttls")  # starttls | ssl | none (local test peers only)
+GOOGLE_IMAP_HOST = env("GOOGLE_IMAP_HOST", "imap.gmail.com")
+GOOGLE_IMAP_PORT = env_int("GOOGLE_IMAP_PORT", 993)
+GOOGLE_IMAP_SECURITY = env("GOOGLE_IMAP_SECURITY", "ssl")
+MICROSOFT_OAUTH_CLIENT_ID = env("MICROSOFT_OAUTH_CLIENT_ID", "")
+MICROSOFT_OAUTH_CLIENT_SECRET = env("MICROSOFT_OAUTH_CLIENT_SECRET", "")
+MICROSOFT_OAUTH_TENANT = env("MICROSOFT_OAUTH_TENANT", "common")
+MICROSOFT_OAUTH_AUTHORIZE_URL = env(
+    "MICROSOFT_OAUTH_AUTHORIZE_URL", f"https://login.microsoftonline.com/{MICROSOFT_OAUTH_TENANT}/oauth2/v2.0/authorize")
+MICROSOFT_OAUTH_TOKEN_URL = env(
+    "MICROSOFT_OAUTH_TOKEN_URL", f"https://login.microsoftonline.com/{MICROSOFT_OAUTH_TENANT}/oauth2/v2.0/token")
+MICROSOFT_SMTP_HOST = env("MICROSOFT_SMTP_HOST", "smtp.office365.com")
+MICROSOFT_SMTP_PORT = env_int("MICROSOFT_SMTP_PORT", 587)
+MICROSOFT_SMTP_SECURITY = env("MICROSOFT_SMTP_SECURITY", "starttls")
+MICROSOFT_IMAP_HOST = env("MICROSOFT_IMAP_HOST", "outlook.office365.com")
+MICROSOFT_IMAP_PORT = env_int("MICROSOFT_IMAP_PORT", 993)
+MICROSOFT_IMAP_SECURITY = env("MICROSOFT_IMAP_SECURITY", "ssl")
+# Timeout of each call to a token endpoint; an access token is refreshed this long before it expires.
+OAUTH_HTTP_TIMEOUT_SECONDS = env_int("OAUTH_HTTP_TIMEOUT_SECONDS", 15)
+OAUTH_REFRESH_MARGIN_SECONDS = env_int("OAUTH_REFRESH_MARGIN_SECONDS", 300)

@@ -52,10 +52,35 @@ def connect(mailbox, *, timeout: float | None = None) -> imaplib.IMAP4:
             conn = imaplib.IMAP4(host, port or 143, timeout=timeout)
             if security == "starttls":
                 conn.starttls(ssl_context=tls_context())
-        conn.login(mailbox.imap_username or mailbox.email, decrypt(mailbox.secret_encrypted))
+        if getattr(mailbox, "auth", "password") == "oauth2":
+            _login_xoauth2(conn, mailbox)
+        else:
+            conn.login(mailbox.imap_username or mailbox.email, decrypt(mailbox.secret_encrypted))
     except (TimeoutError, imaplib.IMAP4.error, OSError, ssl.SSLError) as exc:
         raise ImapError(f"{host}:{port}: {exc}") from exc
     return conn
+
+
+def _login_xoauth2(conn: imaplib.IMAP4, mailbox) -> None:
+    """AUTHENTICATE XOAUTH2 with the mailbox's access token (`sending.oauth.access_token`, the one token seam).
+    A refused token is dropped and a fresh one tried once; a refused refresh has marked the mailbox
+    `needs_reconnect` (it is polled no more) and raises ImapError, like a transient token failure."""
+    from sending import oauth
+
+    user = mailbox.imap_username or mailbox.email
+    for attempt in (1, 2):
+        try:
+            token = oauth.access_token(mailbox)
+        except (oauth.NeedsReconnect, oauth.TokenUnavailable) as exc:
+            raise ImapError(f"{mailbox.email}: no access token: {exc}") from None
+        answers = iter([oauth.xoauth2_response(user, token).encode()])
+        try:  # after an error challenge the client answers empty and the server sends the final NO
+            conn.authenticate("XOAUTH2", lambda challenge, answers=answers: next(answers, b""))
+            return
+        except imaplib.IMAP4.error:
+            if attempt == 2:
+                raise
+            oauth.token_invalidate(mailbox)
 
 
 def _loopback(host: str) -> bool:

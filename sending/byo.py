@@ -123,7 +123,42 @@ def mailbox_byo_register(*, workspace, cfg: ByoSettings, test: bool = True) -> M
 
 def mailbox_byo_retest(*, mailbox: Mailbox) -> None:
     """Re-run the connection test of a stored BYO mailbox (console button)."""
+    if mailbox.auth == Mailbox.Auth.OAUTH2:
+        oauth_connection_test(mailbox)
+        return
     connection_test(settings_of(mailbox))
+
+
+def oauth_connection_test(mailbox: Mailbox) -> None:
+    """An OAuth mailbox's connection test: SMTP and IMAP sessions authenticated with XOAUTH2 only."""
+    try:
+        smtp = transport._smtp_for(mailbox)
+    except transport.SendError as exc:
+        raise ConnectionTestFailed("SMTP", exc.message) from exc
+    try:
+        code, _ = smtp.noop()
+        if code != 250:
+            raise ConnectionTestFailed("SMTP", f"NOOP answered {code}")
+    finally:
+        try:
+            smtp.quit()
+        except Exception:  # noqa: BLE001
+            smtp.close()
+    from replies.imap import ImapError, connect
+
+    try:
+        imap = connect(mailbox, timeout=TEST_TIMEOUT_SECONDS)
+    except ImapError as exc:
+        raise ConnectionTestFailed("IMAP", str(exc)) from exc
+    try:
+        status, _ = imap.select("INBOX", readonly=True)
+        if status != "OK":
+            raise ConnectionTestFailed("IMAP", "INBOX cannot be opened")
+    finally:
+        try:
+            imap.logout()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def settings_of(mailbox: Mailbox) -> ByoSettings:
@@ -140,6 +175,9 @@ def mailbox_remove(*, mailbox: Mailbox) -> None:
     deleted after the provider's grace period (`sending.services.mailbox_vendor_sync`)."""
     from django.utils import timezone
 
+    from sending.models import MailboxToken
+
+    MailboxToken.objects.filter(mailbox=mailbox).delete()  # OAuth: forget both tokens
     mailbox.status = Mailbox.Status.REMOVED
     mailbox.secret_encrypted = ""
     mailbox.renews_at = None

@@ -4,7 +4,10 @@
 - sandbox mailboxes, and while SANDBOX=1 every mailbox whose SMTP server is not on this machine (bring-your-own
   included): the message is written to the Maildir sink (`core.mail.deliver_to_sink`); nothing leaves the machine;
 - bring-your-own and vendor mailboxes: SMTP to the mailbox's server with TLS (STARTTLS or implicit TLS, per
-  `smtp_security`), authenticated with the decrypted secret.
+  `smtp_security`), authenticated with the decrypted secret, or for `auth = oauth2` mailbox (Google, Microsoft)
+  with SASL XOAUTH2 and an access token from `sending.oauth.access_token` (a refused token is dropped and a fresh
+  one tried once; a refused refresh raises `MailboxNeedsReconnect`, a transient token failure
+  `MailboxAuthUnavailable`).
 Either way the message is DKIM-signed (rsa-sha256, relaxed/relaxed) when its sending domain has a key.
 
 Errors: `TransientSendError` (4xx, connection failures, timeouts: retry later) and `PermanentSendError` (5xx:
@@ -40,6 +43,20 @@ class TransientSendError(SendError):
 
 class PermanentSendError(SendError):
     """Permanent failure (5xx reply, mailbox not active): do not retry."""
+
+
+class MailboxNeedsReconnect(PermanentSendError):
+    """OAuth mailbox: the grant is gone (consent revoked, refresh refused). Nothing was sent; the mailbox is now
+    `needs_reconnect`. The message is not the recipient's fault: wait for the reconnect."""
+
+
+class MailboxAuthUnavailable(TransientSendError):
+    """OAuth mailbox: no access token right now (token endpoint down, backing off). Nothing was sent; `retry_at`
+    says when a new attempt makes sense."""
+
+    def __init__(self, message: str, retry_at=None):
+        super().__init__(message, None)
+        self.retry_at = retry_at
 
 
 SMTP_TIMEOUT_SECONDS = 30
@@ -138,8 +155,9 @@ def _tls_context(ca_file: str, insecure: bool) -> ssl.SSLContext:
 
 
 def smtp_connect(*, host: str, port: int, security: str, username: str, password: str,
-                 timeout: float = SMTP_TIMEOUT_SECONDS) -> smtplib.SMTP:
-    """Open an authenticated SMTP session; raises SendError subclasses. Used by sends and connection tests."""
+                 timeout: float = SMTP_TIMEOUT_SECONDS, xoauth2_token: str | None = None) -> smtplib.SMTP:
+    """Open an authenticated SMTP session; raises SendError subclasses. Used by sends and connection tests.
+    With `xoauth2_token` the session authenticates with SASL XOAUTH2 as `username` (never with a password)."""
     try:
         check_host_allowed(host, port)
     except BlockedAddress as exc:
@@ -156,7 +174,9 @@ def smtp_connect(*, host: str, port: int, security: str, username: str, password
                     raise PermanentSendError(f"{host}:{port} does not offer STARTTLS", None)
                 smtp.starttls(context=tls_context())
                 smtp.ehlo()
-        if username:
+        if xoauth2_token is not None:
+            _auth_xoauth2(smtp, username, xoauth2_token)
+        elif username:
             smtp.login(username, password)
         return smtp
     except smtplib.SMTPAuthenticationError as exc:
@@ -166,6 +186,47 @@ def smtp_connect(*, host: str, port: int, security: str, username: str, password
         raise cls(_text(exc.smtp_error), exc.smtp_code) from exc
     except (smtplib.SMTPException, OSError) as exc:  # OSError covers timeouts and TLS errors
         raise TransientSendError(f"cannot connect to {host}:{port}: {exc}", None) from exc
+
+
+def _auth_xoauth2(smtp: smtplib.SMTP, user: str, token: str) -> None:
+    from sending.oauth import xoauth2_response
+
+    def respond(challenge=None):
+        # the initial response carries the token; after an error challenge (base64 JSON) the client answers
+        # with an empty response and the server sends the final 535 (Google's and Microsoft's XOAUTH2)
+        return xoauth2_response(user, token) if challenge is None else ""
+
+    try:
+        smtp.auth("XOAUTH2", respond, initial_response_ok=True)
+    except smtplib.SMTPException:
+        smtp.close()
+        raise
+
+
+def _smtp_for(mailbox: Mailbox) -> smtplib.SMTP:
+    """An authenticated session for this mailbox: its password, or XOAUTH2 with a current access token."""
+    host, port, security = mailbox.smtp_host, mailbox.smtp_port or 587, mailbox.smtp_security
+    if mailbox.auth != Mailbox.Auth.OAUTH2:
+        return smtp_connect(host=host, port=port, security=security, username=mailbox.smtp_username,
+                            password=crypto.decrypt(mailbox.secret_encrypted))
+    from sending import oauth
+
+    user = mailbox.smtp_username or mailbox.email
+    for attempt in (1, 2):
+        try:
+            token = oauth.access_token(mailbox)
+        except oauth.NeedsReconnect as exc:
+            raise MailboxNeedsReconnect(f"mailbox {mailbox.email} needs reconnecting: {exc}", None) from None
+        except oauth.TokenUnavailable as exc:
+            raise MailboxAuthUnavailable(f"no access token for {mailbox.email}: {exc}", exc.retry_at) from None
+        try:
+            return smtp_connect(host=host, port=port, security=security, username=user, password="",
+                                xoauth2_token=token)
+        except PermanentSendError as exc:
+            if exc.smtp_code not in (334, 454, 535) or attempt == 2:
+                raise
+            oauth.token_invalidate(mailbox)  # refused although it looked valid (revoked?): refresh and retry once
+    raise AssertionError("unreachable")
 
 
 def _text(value) -> str:
@@ -190,8 +251,7 @@ def send_message(*, mailbox: Mailbox, message: EmailMessage) -> None:
     rcpts = [a for _, a in getaddresses(recipients) if a]
     if not rcpts:
         raise PermanentSendError("message has no recipients", None)
-    smtp = smtp_connect(host=mailbox.smtp_host, port=mailbox.smtp_port or 587, security=mailbox.smtp_security,
-                        username=mailbox.smtp_username, password=crypto.decrypt(mailbox.secret_encrypted))
+    smtp = _smtp_for(mailbox)
     try:
         refused = smtp.sendmail(mailbox.email, rcpts, raw)
     except smtplib.SMTPRecipientsRefused as exc:

@@ -150,3 +150,48 @@ get_operation = register(Verb(
                  "failed. 502 operation_unknown_state while an external step's outcome is being read back. "
                  "Another workspace's id is 404."),
 ))
+
+
+class MailboxOut(serializers.Serializer):
+    mailbox_id = serializers.CharField()
+    email = serializers.EmailField()
+    source = serializers.ChoiceField(choices=["sandbox", "byo", "vendor"],
+                                     help_text="sandbox, bought from a vendor, or the customer's own (byo).")
+    auth = serializers.ChoiceField(choices=["password", "oauth2"],
+                                   help_text="How the service signs in: a stored password, or OAuth 2.0 (XOAUTH2).")
+    oauth_provider = serializers.CharField(allow_null=True, help_text="google or microsoft for oauth2 mailboxes.")
+    status = serializers.ChoiceField(
+        choices=["provisioning", "active", "suspended", "needs_reconnect", "failed"],
+        help_text="Only `active` mailboxes send. `needs_reconnect`: the OAuth consent was revoked or the refresh "
+                  "refused; an owner must reconnect it in the console (Mailboxes page).")
+    reconnect_reason = serializers.CharField(allow_null=True)
+    needs_reconnect_since = serializers.DateTimeField(allow_null=True)
+    daily_limit = serializers.IntegerField()
+    activated_at = serializers.DateTimeField(allow_null=True)
+    renews_at = serializers.DateTimeField(allow_null=True)
+
+
+class MailboxListOut(serializers.Serializer):
+    mailboxes = MailboxOut(many=True)
+
+
+def mailbox_render(m) -> dict:
+    return {"mailbox_id": m.id, "email": m.email, "source": m.provider, "auth": m.auth,
+            "oauth_provider": m.oauth_provider or None, "status": m.status,
+            "reconnect_reason": m.reconnect_reason or None if m.status == "needs_reconnect" else None,
+            "needs_reconnect_since": m.needs_reconnect_at if m.status == "needs_reconnect" else None,
+            "daily_limit": m.daily_limit, "activated_at": m.activated_at, "renews_at": m.renews_at}
+
+
+def run_list_mailboxes(ctx) -> Outcome:
+    return Outcome(result={"mailboxes": [mailbox_render(m) for m in selectors.mailboxes_list(workspace=ctx.workspace)]})
+
+
+list_mailboxes = register(Verb(
+    name="list_mailboxes", path="/v1/mailboxes", method="GET", run=run_list_mailboxes, input=None,
+    output=MailboxListOut, envelope=False, record=False, tags=("state",),
+    summary="The workspace's mailboxes and their state (removed ones are not listed)",
+    description=("Free. `status: needs_reconnect` means an OAuth mailbox (Google, Microsoft) lost its consent: "
+                 "nothing is sent from it until an owner reconnects it on the console's Mailboxes page; campaign "
+                 "leads assigned to it wait. Oldest first."),
+))

@@ -22,3 +22,14 @@ def rich_api(rich):
 def approve(plaintext, user):
     token = accounts.token_lookup(plaintext=plaintext)
     return accounts.token_approve(token=token, user=user)
+
+
+# OAuth mailbox peers (issue 17): local authorization servers, an XOAUTH2-only SMTP peer and Dovecot
+from tests.sending.oauth_env import (  # noqa: E402, F401
+    google_as,
+    microsoft_as,
+    oauth_certs,
+    oauth_settings,
+    xoauth2_imap,
+    xoauth2_smtp,
+)

@@ -59,3 +59,36 @@ def test_quote_approve_purchase_and_poll_over_mcp(live, make_api, monkeypatch): 
     assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
     assert enqueued == [first.structured_content["result"]["operation_id"]]  # queued on commit, once
     assert CreditAccount.objects.get(pk=ws.pk).available_micros == credits("5300") - credits("3000")
+
+
+def test_list_mailboxes_shows_needs_reconnect_over_rest_and_mcp(live, make_api):  # noqa: F811
+    """The mailbox state (needs_reconnect with its reason) is readable over REST and as the MCP tool; another
+    workspace's mailboxes are never listed."""
+    from accounts.services import key_create
+    from sending.models import Mailbox
+    from sending.testing import make_active_mailbox
+
+    api, ws, owner = make_api()
+    _, other_ws, _ = make_api()
+    make_active_mailbox(other_ws, email="theirs@other.test")
+    ok = make_active_mailbox(ws, email="ok@mine.test")
+    gone = make_active_mailbox(ws, email="gone@mine.test", provider="byo", auth="oauth2", oauth_provider="google")
+    Mailbox.objects.filter(pk=gone.pk).update(status="needs_reconnect", reconnect_reason="Google refused the token "
+                                              "refresh (invalid_grant): consent revoked or expired")
+    rest = api.get("/v1/mailboxes")
+    assert rest.status_code == 200
+    body = rest.json()
+    assert [m["email"] for m in body["mailboxes"]] == ["ok@mine.test", "gone@mine.test"]
+    assert body["mailboxes"][0]["status"] == "active" and body["mailboxes"][0]["reconnect_reason"] is None
+    row = body["mailboxes"][1]
+    assert (row["status"], row["auth"], row["oauth_provider"], row["source"]) == (
+        "needs_reconnect", "oauth2", "google", "byo")
+    assert "invalid_grant" in row["reconnect_reason"] and row["mailbox_id"] == gone.pk
+    assert ok.pk == body["mailboxes"][0]["mailbox_id"]
+    _, key = key_create(workspace=ws, name="mcp", scopes="all", created_by=owner)
+
+    async def listing(client):
+        return await client.call_tool("list_mailboxes", {})
+
+    tool = mcp_session(live.url, key, listing)
+    assert not tool.is_error and tool.structured_content == body
