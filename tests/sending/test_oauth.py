@@ -313,3 +313,25 @@ def test_campaign_waits_on_revoked_consent_without_burning_attempts(oauth_settin
     assert SentMessage.objects.filter(state="sent").count() == 2
     run_tick()
     assert len(handler.messages) == before + 2
+
+
+def test_poller_marks_needs_reconnect_on_revoked_consent_and_logs_no_token(oauth_settings, console, google_as,
+                                                                           xoauth2_imap, caplog):
+    import logging
+
+    from replies.imap import mailbox_poll, mailboxes_to_poll
+    from replies.models import ImapCursor
+
+    caplog.set_level(logging.DEBUG)
+    mailbox = _connected(console, google_as, "google")
+    token = MailboxToken.objects.get(mailbox=mailbox)
+    secrets = [oauth.crypto.decrypt(token.refresh_token_encrypted), oauth.crypto.decrypt(token.access_token_encrypted)]
+    google_as.revoke(GOOGLE_ACCOUNT)  # Dovecot's introspection now says inactive; the refresh is refused
+    assert mailbox_poll(mailbox=mailbox) == 0
+    mailbox.refresh_from_db()
+    assert mailbox.status == "needs_reconnect"
+    assert "no access token" in ImapCursor.objects.get(mailbox=mailbox).last_error
+    assert mailbox not in mailboxes_to_poll()
+    assert not any(secret in caplog.text for secret in secrets)
+    for record in MailboxToken.objects.filter(mailbox=mailbox).values():
+        assert not any(secret in str(value) for value in record.values() for secret in secrets)
