@@ -457,6 +457,8 @@ CELERY_BEAT_SCHEDULE["replies-classify-sweep"] = {"task": "replies.tasks.classif
 # values the DNS-rebinding protection admits besides the BASE_URL host and localhost (comma-separated,
 # "host:*" for any port), e.g. an internal load-balancer name.
 MCP_WORKER_THREADS = env_int("MCP_WORKER_THREADS", 32)
+# At most this many /mcp requests of one key run at once in a web process; more are 429 (issue 15.3).
+MCP_MAX_CONCURRENT_PER_KEY = env_int("MCP_MAX_CONCURRENT_PER_KEY", 16)
 MCP_ALLOWED_HOSTS = [h.strip() for h in (env("MCP_ALLOWED_HOSTS", "") or "").split(",") if h.strip()]
 MCP_ALLOWED_ORIGINS = [o.strip() for o in (env("MCP_ALLOWED_ORIGINS", "") or "").split(",") if o.strip()]
 MCP_INCLUDE_TEST_VERBS = False  # tests only: expose tests/testverbs.py verbs as tools

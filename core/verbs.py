@@ -38,6 +38,7 @@ class Context:
     hold: Any = None
     idempotency_key: str | None = None
     extra: dict = field(default_factory=dict)
+    rate: RateInfo | None = None  # the door already counted this request against the key's rate limit (MCP)
 
 
 @dataclass
@@ -176,7 +177,7 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
         idempotency_key = None  # reads are naturally idempotent
     ctx.idempotency_key = idempotency_key
     try:
-        rate = ratelimit_hit(f"key:{ctx.api_key.pk}")
+        rate = ctx.rate if ctx.rate is not None else ratelimit_hit(f"key:{ctx.api_key.pk}")
         if not rate.allowed:
             raise errors.RateLimited()
         if verb.scope and not ctx.api_key.has_scope(verb.scope):

@@ -33,7 +33,7 @@ from starlette.routing import Route
 from accounts.models import ALL_SCOPES
 from accounts.services import key_authenticate
 from core import errors
-from mcpserver import oauth, tools
+from mcpserver import guard, oauth, tools
 
 logger = logging.getLogger("mcpserver")
 # Stateless mode ends a "session" after every request and the SDK logs each one at INFO; keep the logs useful.
@@ -76,8 +76,10 @@ class ApiKeyVerifier:
     mcpserver.oauth) -> the key's scopes; unknown, malformed, expired or revoked -> None (401)."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        try:
-            key = await _sync(_authenticate)(token)
+        state = guard.current.get()
+        try:  # the guard resolved this request's key already (for its rate limit): no second lookup
+            key = state.key if state is not None and state.key is not None and state.token == token else (
+                await _sync(_authenticate)(token))
         except errors.Unauthenticated:
             return None
         return AccessToken(
@@ -211,7 +213,7 @@ class McpAsgiApp:
             return
         async with ThreadSensitiveContext():
             try:
-                await self._apps[-1](scope, receive, send)
+                await guard.handle(scope, receive, send, self._apps[-1])
             finally:
                 await _sync(connections.close_all)()
 

@@ -157,7 +157,10 @@ def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, api_key=None,
     here). Runs in the request's worker thread (sync ORM); the MCP app closes the thread's database
     connection when the HTTP request ends, as Django does for REST. Each call has its own request id.
     """
-    request_id = new_id("req_")
+    from mcpserver.guard import current
+
+    state = current.get()
+    request_id = state.request_id if state is not None else new_id("req_")  # = the HTTP X-Request-Id
     try:
         key = api_key or key_authenticate(authorization=f"Bearer {bearer}" if bearer else None)
         verb = verb_for_tool(name)
@@ -172,7 +175,8 @@ def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, api_key=None,
             )
     except Exception as exc:  # noqa: BLE001 - rendered as the error envelope
         return _error(exc, request_id)
-    ctx = Context(workspace=key.workspace, api_key=key, request_id=request_id, channel="mcp")
+    ctx = Context(workspace=key.workspace, api_key=key, request_id=request_id, channel="mcp",
+                  rate=state.rate if state is not None and state.key is not None and state.key.pk == key.pk else None)
     return execute(verb, ctx=ctx, raw=raw, idempotency_key=idempotency_key)
 
 

@@ -356,17 +356,19 @@ def test_confirmation_flow_over_mcp(live, api_key, workspace, owner):
 
 
 def test_rate_limit_counts_tool_calls(live, api_key, settings):
-    settings.RATE_LIMIT_PER_MINUTE = 2
+    """Every /mcp request counts (issue 15.3): the client's discovery and its tools/list too. A tool call over
+    the limit is answered as a tool error carrying the 429 (other requests get an HTTP 429)."""
+    settings.RATE_LIMIT_PER_MINUTE = 3
 
-    async def fn(client):
+    async def fn(client):  # discovery (1), call (2), the client's own tools/list (3), then two calls over
         return [await client.call_tool("test_echo", {}) for _ in range(3)]
     results = mcp_session(live.url, api_key, fn)
-    assert [r.is_error for r in results] == [False, False, True]
+    assert [r.is_error for r in results] == [False, True, True]
     assert (error_of(results[2])["code"], results[2].meta["service/http_status"]) == ("rate_limited", 429)
     assert [r.meta["service/headers"]["RateLimit-Remaining"] for r in results] == ["1", "0", "0"]
-    assert results[0].meta["service/headers"]["RateLimit-Limit"] == "2"
+    assert results[0].meta["service/headers"]["RateLimit-Limit"] == "3"
     assert int(results[2].meta["service/headers"]["Retry-After"]) >= 1
-    assert "Retry-After" not in results[1].meta["service/headers"]
+    assert "Retry-After" not in results[0].meta["service/headers"]
 
 
 # --- HTTP: authentication, metadata, host checks --------------------------------------------------------
