@@ -294,6 +294,9 @@ def mailbox_oauth_connect(*, workspace, provider: OAuthProvider, grant: Grant,
             if mailbox is None:
                 mailbox = Mailbox.objects.create(workspace=workspace, email=grant.email, first_name=first[:100],
                                                  last_name=last[:100], activated_at=now, renews_at=None, **fields)
+            elif mailbox.provider != Provider.BYO:
+                raise OAuthError(f"{grant.email} is already a {mailbox.get_provider_display()} mailbox of this "
+                                 "workspace; remove it first.")
             else:
                 for key, value in fields.items():
                     setattr(mailbox, key, value)
@@ -331,9 +334,9 @@ def access_token(mailbox: Mailbox) -> str:
     """The bearer token for this mailbox's XOAUTH2 logins. Raises NeedsReconnect (after marking the mailbox
     `needs_reconnect`) or TokenUnavailable."""
     source = TOKEN_SOURCES.get(mailbox.oauth_provider)
-    if source is None:
-        raise NeedsReconnect(f"no token source for {mailbox.oauth_provider or 'this mailbox'}")
     try:
+        if source is None:
+            raise NeedsReconnect(f"no token source for {mailbox.oauth_provider or 'this mailbox'}")
         return source(mailbox).token
     except NeedsReconnect as exc:
         mailbox_mark_needs_reconnect(mailbox_id=mailbox.pk, reason=str(exc))

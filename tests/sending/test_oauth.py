@@ -292,6 +292,7 @@ def test_campaign_waits_on_revoked_consent_without_burning_attempts(oauth_settin
     from tests.campaigns.helpers import create, launch
 
     mailbox = _connected(console, google_as, "google")
+    assert sender.daily_cap(mailbox, timezone.now()) == sender.WARMUP_START  # a new live mailbox warms up
     _, handler = xoauth2_smtp
     before = len(handler.messages)
     cid = create(api, sending_window=ALWAYS).json()["result"]["campaign_id"]
@@ -335,3 +336,22 @@ def test_poller_marks_needs_reconnect_on_revoked_consent_and_logs_no_token(oauth
     assert not any(secret in caplog.text for secret in secrets)
     for record in MailboxToken.objects.filter(mailbox=mailbox).values():
         assert not any(secret in str(value) for value in record.values() for secret in secrets)
+
+
+def test_a_bought_mailbox_is_not_taken_over_by_a_connect(oauth_settings, console, google_as, workspace):
+    from sending.testing import make_active_mailbox
+
+    make_active_mailbox(workspace, email=GOOGLE_ACCOUNT, provider="vendor")
+    _, page = connect(console, google_as, "google")
+    assert "remove it first" in page.content.decode()
+    assert Mailbox.objects.get(email=GOOGLE_ACCOUNT).auth == "password"
+    assert not MailboxToken.objects.exists()
+
+
+def test_unknown_token_source_marks_needs_reconnect(db, workspace):
+    from sending.testing import make_active_mailbox
+
+    mailbox = make_active_mailbox(workspace, email="x@y.test", provider="byo", auth="oauth2", oauth_provider="gone")
+    with pytest.raises(oauth.NeedsReconnect):
+        oauth.access_token(mailbox)
+    assert Mailbox.objects.get(pk=mailbox.pk).status == "needs_reconnect"
