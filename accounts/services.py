@@ -210,6 +210,9 @@ def _decide(token: ConfirmationToken, *, user: User | None, status: str) -> Conf
         locked.decided_by = user
         locked.decided_at = timezone.now()
         locked.save(update_fields=["status", "decided_by", "decided_at"])
+        from webhooks.services import approval_render, event_emit_safely
+
+        event_emit_safely(workspace=locked.workspace_id, type="approval.decided", data=approval_render(locked))
         return locked
 
 

@@ -62,8 +62,14 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
     """launched -> completed once no lead is active any more. Safe to repeat."""
     if CampaignLead.objects.filter(campaign_id=campaign_id, state=CampaignLead.State.ACTIVE).exists():
         return False
-    return bool(Campaign.objects.filter(pk=campaign_id, state=Campaign.State.LAUNCHED).update(
+    done = bool(Campaign.objects.filter(pk=campaign_id, state=Campaign.State.LAUNCHED).update(
         state=Campaign.State.COMPLETED, completed_at=timezone.now()))
+    if done:
+        from webhooks.services import event_emit_safely
+
+        campaign = Campaign.objects.get(pk=campaign_id)
+        event_emit_safely(workspace=campaign.workspace_id, type="campaign.completed", data=campaign_record(campaign))
+    return done
 
 
 # --- create (SPEC 4.6, CONTRACT 4.6) ----------------------------------------------------------------
@@ -280,6 +286,9 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
         campaign.launch_request_id = request_id
         campaign.save(update_fields=["state", "launched_at", "mailboxes_attached", "leads_suppressed_at_launch",
                                      "launch_request_id"])
+        from webhooks.services import event_emit_safely
+
+        event_emit_safely(workspace=campaign.workspace_id, type="campaign.launched", data=campaign_record(campaign))
         if not pks:
             campaign_maybe_complete(campaign_id=campaign.id)
     return {

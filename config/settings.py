@@ -104,6 +104,7 @@ INSTALLED_APPS = [
     "replies",
     "llmproxy",
     "mcpserver",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -469,6 +470,17 @@ OAUTH_ACCESS_TOKEN_SECONDS = env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
 OAUTH_REFRESH_TOKEN_DAYS = env_int("OAUTH_REFRESH_TOKEN_DAYS", 30)
 OAUTH_CLIENT_METADATA_CACHE_SECONDS = env_int("OAUTH_CLIENT_METADATA_CACHE_SECONDS", 3600)
 OAUTH_ALLOW_PRIVATE_NETWORKS = env_bool("OAUTH_ALLOW_PRIVATE_NETWORKS", False)
+
+# --- Webhooks (issue 21, docs/webhooks.md) --------------------------------------------------------------------
+# WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 (tests only) lets deliveries reach loopback/private addresses, as the
+# verifier's setting does for SMTP. Retries back off exponentially from WEBHOOK_RETRY_BASE_SECONDS for
+# WEBHOOK_RETRY_HOURS; a worker that dies mid-delivery leaves a lease the sweep takes over after WEBHOOK_LEASE_SECONDS.
+WEBHOOKS_ALLOW_PRIVATE_NETWORKS = env_bool("WEBHOOKS_ALLOW_PRIVATE_NETWORKS", False)
+WEBHOOK_TIMEOUT_SECONDS = float(env("WEBHOOK_TIMEOUT_SECONDS", "10"))
+WEBHOOK_RETRY_HOURS = env_int("WEBHOOK_RETRY_HOURS", 24)
+WEBHOOK_RETRY_BASE_SECONDS = env_int("WEBHOOK_RETRY_BASE_SECONDS", 30)
+WEBHOOK_LEASE_SECONDS = env_int("WEBHOOK_LEASE_SECONDS", 60)
+CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.tasks.sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}
 # replies (issue 8), continued: optional LLM classifier for person-written replies; an id from LLM_MODELS_FILE,
 # empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
 REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "")

@@ -30,16 +30,18 @@ class VerbView(APIView):
     authentication_classes: list = []
     permission_classes: list = []
 
-    def _handle(self, request, **kwargs):
+    def _handle(self, request, verb: Verb | None = None, **kwargs):
+        verb = verb or self.verb
         django_request = request._request
         key = key_authenticate(authorization=django_request.headers.get("Authorization"))
         ctx = Context(workspace=key.workspace, api_key=key, request_id=django_request.request_id, channel="rest")
-        if self.verb.method == "POST":
+        if verb.method == "POST":
             def raw():
-                return parse_json_object(django_request.body, django_request.content_type)
+                body = parse_json_object(django_request.body, django_request.content_type)
+                return {**body, **kwargs} if kwargs else body  # path parameters (/v1/webhooks/<id>/test)
         else:
             raw = dict(kwargs)
-        resp = execute(self.verb, ctx=ctx, raw=raw, idempotency_key=django_request.headers.get("Idempotency-Key"))
+        resp = execute(verb, ctx=ctx, raw=raw, idempotency_key=django_request.headers.get("Idempotency-Key"))
         return http_response(resp)
 
     def post(self, request, **kwargs):
@@ -99,7 +101,7 @@ def _documented_view(verb: Verb):
         tags=list(verb.tags) or [verb.name.split("_")[0]],
     )
     attrs = {"verb": verb, "http_method_names": [verb.method.lower(), "options"]}
-    handler = decorator(lambda self, request, **kw: self._handle(request, **kw))
+    handler = decorator(lambda self, request, **kw: self._handle(request, verb=verb, **kw))
     attrs[verb.method.lower()] = handler
     return type(f"{verb.name.title().replace('_', '')}View", (VerbView,), attrs)
 
@@ -112,9 +114,17 @@ def _any_object():
 
 def verb_urlpatterns(verbs=None):
     patterns = []
+    by_route: dict[str, list[Verb]] = {}
     for verb in verbs if verbs is not None else [v for v in REGISTRY.values() if not v.test_only and v.rest_route]:
-        route = verb.path.lstrip("/")
-        patterns.append(path(route, _documented_view(verb).as_view(), name=f"verb-{verb.name}"))
+        by_route.setdefault(verb.path.lstrip("/"), []).append(verb)
+    for route, group in by_route.items():
+        view = _documented_view(group[0])
+        if len(group) > 1:  # several verbs on one path, one per method (GET and POST /v1/webhooks)
+            attrs = {"http_method_names": [v.method.lower() for v in group] + ["options"]}
+            for other in group[1:]:
+                attrs[other.method.lower()] = getattr(_documented_view(other), other.method.lower())
+            view = type(f"{view.__name__}Multi", (view,), attrs)
+        patterns.append(path(route, view.as_view(), name=f"verb-{group[0].name}"))
     return patterns
 
 

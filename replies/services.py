@@ -216,6 +216,10 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
             reply.save(update_fields=["classification", "campaign", "campaign_lead", "sent_message", "matched_by",
                                       "received_at"])
             effects = _apply_effects(inbound=inbound, reply=reply, verdict=verdict, msg=msg)
+            from replies.selectors import reply_record
+            from webhooks.services import event_emit_safely
+
+            event_emit_safely(workspace=inbound.workspace_id, type="reply.received", data=reply_record(reply))
         inbound.state = InboundMessage.State.PROCESSED
         inbound.classification = verdict.label
         inbound.rule = verdict.rule[:40]

@@ -251,6 +251,7 @@ def operation_advance(*, operation_id: str) -> str | None:
         if op.is_final or (op.next_step_at and op.next_step_at > now):
             return op.status
         provider = get_provider(op.provider)
+        before = op.status
         if op.status == Operation.Status.QUEUED:
             _move(op, Operation.Status.RUNNING, now)
         elif op.status == Operation.Status.RUNNING:
@@ -262,6 +263,11 @@ def operation_advance(*, operation_id: str) -> str | None:
         op.attempts += 1
         op.save()
         status, due = op.status, op.next_step_at
+        if status != before:
+            from sending.verbs import operation_render
+            from webhooks.services import event_emit_safely
+
+            event_emit_safely(workspace=op.workspace_id, type="operation.updated", data=operation_render(op))
     if status not in Operation.FINAL and due is not None:
         transaction.on_commit(lambda: _enqueue_advance(operation_id, countdown=max(0.0, (due - timezone.now()).total_seconds())))
     return status

@@ -75,6 +75,9 @@ class Api:
     def get(self, path, *, headers=None):
         return self.client.get(path, headers=self._headers(headers))
 
+    def delete(self, path, *, headers=None):
+        return self.client.delete(path, headers=self._headers(headers))
+
 
 @pytest.fixture
 def workspace_bundle(db):

@@ -1,0 +1,104 @@
+"""Events from the domain flows (a classified reply, balance.low) and the console pages."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import transaction
+from django.test import Client
+
+from billing.services import hold_place
+from core.money import credits
+from tests.replies.conftest import make_world, reply_bytes
+from webhooks import services
+from webhooks.models import WebhookDelivery
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def endpoint(workspace, receiver, events):
+    return services.endpoint_create(workspace=workspace, url=receiver.url, events=events)
+
+
+def test_a_classified_reply_reaches_the_receiver_with_its_classification(workspace, receiver, queued, monkeypatch):
+    from replies import services as replies
+    from replies import tasks as reply_tasks
+
+    monkeypatch.setattr(reply_tasks.classify_inbound, "delay", lambda *a: None)  # the test classifies itself
+
+    _, secret = endpoint(workspace, receiver, ["reply.received"])
+    world = make_world(workspace)
+    stored = replies.inbound_store(mailbox=world.mailbox, raw=reply_bytes(in_reply_to="<msg-0@outreach-sbx.test>"),
+                                   source="smtp")
+    assert queued == []  # not before it is classified
+    replies.inbound_classify(inbound_id=stored.inbound.pk)
+    (delivery_id,) = queued  # queued as the classification commits: sent at once by a worker
+    assert services.delivery_attempt(delivery_id=delivery_id) == "succeeded"
+    payload = receiver.verified(secret)
+    assert payload["type"] == "reply.received"
+    data = payload["data"]
+    assert data["from_email"] == "jane@acme.com" and data["classification"]
+    assert data["campaign_id"] == str(world.campaign.pk) and data["reply_id"].startswith("rpl_")
+    replies.inbound_classify(inbound_id=stored.inbound.pk)  # classifying again emits nothing new
+    assert len(queued) == 1
+
+
+def test_balance_low_fires_once_below_the_threshold_and_rearms(workspace, receiver, queued):
+    _, secret = endpoint(workspace, receiver, ["balance.low"])
+    services.balance_threshold_set(workspace=workspace, threshold=credits("100"))
+    assert services.balances_check() == 0  # 300 available
+    with transaction.atomic():
+        hold = hold_place(workspace=workspace, amount=credits("250"), request_id="req_x")
+    assert services.balances_check() == 1
+    assert services.balances_check() == 0  # once
+    services.delivery_attempt(delivery_id=queued[0])
+    data = receiver.verified(secret)["data"]
+    assert data == {"credits_balance": "300", "credits_reserved": "250", "credits_available": "50",
+                    "threshold": "100"}
+    from billing.services import hold_release
+
+    hold_release(hold=hold)
+    assert services.balances_check() == 0  # back above: re-armed
+    with transaction.atomic():
+        hold_place(workspace=workspace, amount=credits("250"), request_id="req_y")
+    assert services.balances_check() == 1
+
+
+def test_console_add_log_replay(workspace, owner, receiver, queued, settings):
+    browser = Client()
+    browser.force_login(owner)
+    page = browser.post("/console/webhooks/", {"url": receiver.url, "events": ["approval.requested"]})
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'data-testid="new-secret"' in html and "whsec_" in html
+    secret = html.split('data-testid="new-secret"')[0].rsplit('value="', 1)[1].split('"')[0]
+    assert "whsec_" not in browser.get("/console/webhooks/").content.decode()  # shown once
+    settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = False
+    bad = browser.post("/console/webhooks/", {"url": "http://10.0.0.1/x", "events": ["approval.requested"]})
+    assert "private" in bad.content.decode() and services.endpoints_list(workspace=workspace).count() == 1
+    settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = True
+    hook = services.endpoints_list(workspace=workspace).get()
+
+    assert browser.post(f"/console/webhooks/{hook.pk}/test/").status_code == 302
+    services.delivery_attempt(delivery_id=queued[-1])
+    assert receiver.verified(secret)["type"] == "webhook.test"
+    log = browser.get(f"/console/webhooks/{hook.pk}/").content.decode()
+    assert 'data-testid="delivery"' in log and "succeeded" in log and "webhook.test" in log and " ms" in log
+
+    delivery = WebhookDelivery.objects.get()
+    assert browser.post(f"/console/webhooks/deliveries/{delivery.pk}/replay/").status_code == 302
+    assert queued[-1] == delivery.pk
+    assert services.delivery_attempt(delivery_id=delivery.pk) == "succeeded"
+    assert len(receiver.requests) == 2 and receiver.requests[1]["headers"]["webhook-id"] == delivery.pk
+
+    assert browser.post("/console/webhooks/balance-threshold/", {"threshold": "12.5"}).status_code == 302
+    assert services.balance_threshold_get(workspace=workspace) == credits("12.5")
+
+    stranger = Client()
+    from tests.factories import make_workspace
+
+    _, other, _ = make_workspace()
+    stranger.force_login(other)
+    assert stranger.get(f"/console/webhooks/{hook.pk}/").status_code == 404
+    assert stranger.post(f"/console/webhooks/deliveries/{delivery.pk}/replay/").status_code == 404
+    assert browser.post(f"/console/webhooks/{hook.pk}/delete/").status_code == 302
+    assert services.endpoints_list(workspace=workspace).count() == 0

@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class WebhooksConfig(AppConfig):
+    name = "webhooks"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from webhooks import receivers  # noqa: F401 - connects the domain signals that become events

@@ -1,0 +1,423 @@
+"""Webhooks: endpoints, events, signed at-least-once delivery (Standard Webhooks).
+
+Signatures follow Standard Webhooks: headers `webhook-id` (the delivery id, the same on every retry),
+`webhook-timestamp` (seconds, the attempt's time) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of
+"{id}.{timestamp}.{body}">` under the base64 secret after `whsec_`; during the 24 hours after a rotation the
+old secret signs too, space-separated). Requests go through core.outbound: no loopback/private/link-local
+address unless WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1, no redirects, WEBHOOK_TIMEOUT_SECONDS, capped body.
+Delivery order per endpoint is not promised; a receiver deduplicates by `webhook-id`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import secrets as pysecrets
+import time
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from accounts.models import Membership, User, Workspace
+from core import errors
+from core.ids import new_id
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+
+logger = logging.getLogger("webhooks")
+
+EVENT_TYPES = [
+    "reply.received", "campaign.launched", "campaign.paused", "campaign.completed", "operation.updated",
+    "approval.requested", "approval.decided", "mailbox.needs_reconnect", "balance.low",
+]
+TEST_EVENT = "webhook.test"
+MAX_ENDPOINTS = 20
+ROTATION_OVERLAP = timedelta(hours=24)
+DISABLE_AFTER = timedelta(days=3)
+MAX_RESPONSE_BYTES = 64 * 1024
+
+
+def _setting(name, default):
+    return getattr(settings, name, default)
+
+
+def allow_private() -> bool:
+    return bool(_setting("WEBHOOKS_ALLOW_PRIVATE_NETWORKS", False))
+
+
+# --- secrets ----------------------------------------------------------------------------------------
+def _fernet():
+    from cryptography.fernet import Fernet
+
+    return Fernet(base64.urlsafe_b64encode(hashlib.sha256(("webhook-secret:" + settings.SECRET_KEY).encode()).digest()))
+
+
+def _seal(secret: str) -> str:
+    return _fernet().encrypt(secret.encode()).decode()
+
+
+def _unseal(sealed: str) -> str:
+    return _fernet().decrypt(sealed.encode()).decode()
+
+
+def secret_new() -> str:
+    return "whsec_" + base64.b64encode(pysecrets.token_bytes(32)).decode()
+
+
+def sign(*, secrets: list[str], msg_id: str, timestamp: int, body: bytes) -> str:
+    out = []
+    for secret in secrets:
+        key = base64.b64decode(secret.removeprefix("whsec_"))
+        mac = hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+        out.append("v1," + base64.b64encode(mac).decode())
+    return " ".join(out)
+
+
+def signing_secrets(endpoint: WebhookEndpoint, now=None) -> list[str]:
+    now = now or timezone.now()
+    out = [_unseal(endpoint.secret)]
+    if endpoint.previous_secret and endpoint.previous_secret_until and endpoint.previous_secret_until > now:
+        out.append(_unseal(endpoint.previous_secret))
+    return out
+
+
+# --- endpoints --------------------------------------------------------------------------------------
+def _url_check(url: str) -> str:
+    url = (url or "").strip() if isinstance(url, str) else ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise errors.InvalidRequest("url is not a valid URL.", details={"fields": {"url": ["invalid URL"]}}) from exc
+    if parts.scheme not in ("https", "http") or not host or parts.username or parts.password or len(url) > 2000:
+        raise errors.InvalidRequest("url must be an http(s) URL without credentials.",
+                                    details={"fields": {"url": ["must be an http(s) URL"]}})
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        literal = None
+    if not allow_private() and (host == "localhost" or host.endswith(".localhost") or
+                                (literal is not None and not _public(str(literal)))):
+        raise errors.InvalidRequest("url points to a loopback, private or link-local address.",
+                                    details={"fields": {"url": ["private addresses are refused"]}})
+    return url
+
+
+def _public(ip: str) -> bool:
+    from core.outbound import address_allowed
+
+    return address_allowed(ip, allow_private=False)
+
+
+def _events_check(events) -> list[str]:
+    if not isinstance(events, list) or not events:
+        raise errors.InvalidRequest("events must be a non-empty list.", details={"fields": {"events": ["required"]}})
+    unknown = sorted({e for e in events if e not in EVENT_TYPES and e != "*"})
+    if unknown:
+        raise errors.InvalidRequest(f"Unknown events: {', '.join(map(str, unknown))}",
+                                    details={"fields": {"events": [f"unknown event {e}" for e in unknown]}})
+    return sorted(set(events))
+
+
+def endpoint_create(*, workspace: Workspace, url: str, events, created_by: User | None = None
+                    ) -> tuple[WebhookEndpoint, str]:
+    url = _url_check(url)
+    events = _events_check(events)
+    if WebhookEndpoint.objects.filter(workspace=workspace, deleted_at__isnull=True).count() >= MAX_ENDPOINTS:
+        raise errors.InvalidRequest(f"At most {MAX_ENDPOINTS} webhook endpoints per workspace.")
+    secret = secret_new()
+    endpoint = WebhookEndpoint.objects.create(id=new_id("whk_"), workspace=workspace, url=url, events=events,
+                                              secret=_seal(secret), created_by=created_by)
+    return endpoint, secret
+
+
+def endpoint_get(*, workspace: Workspace, webhook_id) -> WebhookEndpoint:
+    endpoint = WebhookEndpoint.objects.filter(workspace=workspace, pk=str(webhook_id), deleted_at__isnull=True).first()
+    if endpoint is None:
+        raise errors.NotFound("No such webhook endpoint.")
+    return endpoint
+
+
+def endpoints_list(*, workspace: Workspace):
+    return WebhookEndpoint.objects.filter(workspace=workspace, deleted_at__isnull=True).order_by("created_at")
+
+
+@transaction.atomic
+def endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
+    now = timezone.now()
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(deleted_at=now)
+    WebhookDelivery.objects.filter(endpoint=endpoint, status=WebhookDelivery.Status.PENDING).update(
+        status=WebhookDelivery.Status.FAILED, last_error="endpoint deleted")
+
+
+def endpoint_rotate_secret(*, endpoint: WebhookEndpoint) -> str:
+    """A new secret; the old one keeps signing (beside it) for 24 hours."""
+    secret = secret_new()
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+        previous_secret=endpoint.secret, previous_secret_until=timezone.now() + ROTATION_OVERLAP, secret=_seal(secret))
+    endpoint.refresh_from_db()
+    return secret
+
+
+def endpoint_enable(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(status=WebhookEndpoint.Status.ACTIVE, disabled_at=None,
+                                                          failing_since=None)
+    endpoint.refresh_from_db()
+    return endpoint
+
+
+def endpoint_render(endpoint: WebhookEndpoint, *, secret: str | None = None, deliveries: bool = False) -> dict:
+    out = {"webhook_id": endpoint.pk, "url": endpoint.url, "events": list(endpoint.events),
+           "status": endpoint.status, "created_at": endpoint.created_at,
+           "failing_since": endpoint.failing_since, "disabled_at": endpoint.disabled_at}
+    if secret is not None:
+        out["secret"] = secret
+    if deliveries:
+        out["recent_deliveries"] = [delivery_render(d) for d in
+                                    endpoint.deliveries.select_related("event").order_by("-created_at")[:25]]
+    return out
+
+
+def delivery_render(d: WebhookDelivery) -> dict:
+    return {"delivery_id": d.pk, "event_id": d.event_id, "event": d.event.type, "status": d.status,
+            "attempts": d.attempts, "last_status_code": d.last_status_code, "last_error": d.last_error or None,
+            "latency_ms": d.last_latency_ms, "created_at": d.created_at, "delivered_at": d.delivered_at,
+            "next_attempt_at": d.next_attempt_at if d.status == WebhookDelivery.Status.PENDING else None}
+
+
+# --- events -----------------------------------------------------------------------------------------
+def _jsonable(data) -> dict:
+    return json.loads(json.dumps(data, cls=DjangoJSONEncoder))
+
+
+def _enqueue(delivery_ids: list[str]) -> None:
+    from webhooks import tasks
+
+    for delivery_id in delivery_ids:
+        try:
+            tasks.deliver.delay(delivery_id)
+        except Exception:  # noqa: BLE001 - the row is durable; the sweep sends it if the broker is down
+            logger.warning("webhooks: could not queue %s; the sweep will send it", delivery_id, exc_info=True)
+
+
+def _new_delivery(endpoint: WebhookEndpoint, event: WebhookEvent) -> WebhookDelivery:
+    now = timezone.now()
+    return WebhookDelivery(id=new_id("msg_"), endpoint=endpoint, event=event, next_attempt_at=now,
+                           retry_until=now + timedelta(hours=_setting("WEBHOOK_RETRY_HOURS", 24)))
+
+
+def event_emit(*, workspace: Workspace | str, type: str, data: dict) -> WebhookEvent | None:
+    """Record an event and one delivery per subscribed active endpoint; deliveries are queued when the
+    surrounding transaction commits. Without a subscriber nothing is stored. Never raises into the caller's
+    business transaction for a webhook problem."""
+    workspace_id = getattr(workspace, "pk", workspace)
+    endpoints = [e for e in WebhookEndpoint.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True,
+                                                           status=WebhookEndpoint.Status.ACTIVE)
+                 if type in e.events or "*" in e.events]
+    if not endpoints:
+        return None
+    event = WebhookEvent.objects.create(id=new_id("evt_"), workspace_id=workspace_id, type=type, data=_jsonable(data))
+    rows = WebhookDelivery.objects.bulk_create([_new_delivery(e, event) for e in endpoints])
+    ids = [r.pk for r in rows]
+    transaction.on_commit(lambda: _enqueue(ids))
+    return event
+
+
+def event_emit_safely(**kwargs) -> None:
+    """For hooks inside other apps' services: a webhook problem is logged, never breaks the caller."""
+    try:
+        with transaction.atomic():
+            event_emit(**kwargs)
+    except Exception:  # noqa: BLE001
+        logger.exception("webhooks: could not record event %s", kwargs.get("type"))
+
+
+def endpoint_test(*, endpoint: WebhookEndpoint) -> WebhookDelivery:
+    """A `webhook.test` event to this endpoint only (whatever it subscribes to)."""
+    with transaction.atomic():
+        event = WebhookEvent.objects.create(id=new_id("evt_"), workspace_id=endpoint.workspace_id, type=TEST_EVENT,
+                                            data={"webhook_id": endpoint.pk, "message": "This is a test event."})
+        delivery = _new_delivery(endpoint, event)
+        delivery.save(force_insert=True)
+        transaction.on_commit(lambda: _enqueue([delivery.pk]))
+    return delivery
+
+
+def delivery_replay(*, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Send again (same webhook-id, a new 24-hour retry window), whatever the delivery's outcome was."""
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        status=WebhookDelivery.Status.PENDING, next_attempt_at=now, claimed_until=None,
+        retry_until=now + timedelta(hours=_setting("WEBHOOK_RETRY_HOURS", 24)))
+    transaction.on_commit(lambda: _enqueue([delivery.pk]))
+    delivery.refresh_from_db()
+    return delivery
+
+
+# --- delivery ---------------------------------------------------------------------------------------
+def backoff(attempts: int) -> timedelta:
+    """Exponential: 30 s, 1 min, 2 min, … doubling, at most 2 hours between attempts."""
+    base = _setting("WEBHOOK_RETRY_BASE_SECONDS", 30)
+    return timedelta(seconds=min(base * 2 ** max(attempts - 1, 0), 7200))
+
+
+def _claim(delivery_id: str) -> bool:
+    now = timezone.now()
+    lease = now + timedelta(seconds=_setting("WEBHOOK_LEASE_SECONDS", 60))
+    return WebhookDelivery.objects.filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now),
+        pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now,
+        endpoint__status=WebhookEndpoint.Status.ACTIVE, endpoint__deleted_at__isnull=True,
+    ).update(claimed_until=lease, attempts=F("attempts") + 1) == 1
+
+
+def body_of(event: WebhookEvent) -> bytes:
+    return json.dumps({"type": event.type, "timestamp": event.created_at, "data": event.data},
+                      cls=DjangoJSONEncoder, separators=(",", ":")).encode()
+
+
+def delivery_attempt(*, delivery_id: str) -> str:
+    """One attempt, if the delivery is due and not held by another worker. Returns the outcome."""
+    from core import outbound
+
+    if not _claim(delivery_id):
+        return "not_due"
+    d = WebhookDelivery.objects.select_related("endpoint", "event").get(pk=delivery_id)
+    endpoint = d.endpoint
+    body = body_of(d.event)
+    timestamp = int(time.time())
+    headers = {
+        "content-type": "application/json", "webhook-id": d.pk, "webhook-timestamp": str(timestamp),
+        "webhook-signature": sign(secrets=signing_secrets(endpoint), msg_id=d.pk, timestamp=timestamp, body=body),
+    }
+    code, error, latency = None, "", None
+    started = time.monotonic()
+    try:
+        resp = outbound.request("POST", endpoint.url, timeout=float(_setting("WEBHOOK_TIMEOUT_SECONDS", 10)),
+                                max_bytes=MAX_RESPONSE_BYTES, allow_private=allow_private(), headers=headers,
+                                content=body)
+        code, latency = resp.status_code, resp.elapsed_ms
+        if not 200 <= code < 300:
+            error = f"HTTP {code}"
+    except outbound.OutboundError as exc:
+        error = str(exc)[:300]
+        latency = int((time.monotonic() - started) * 1000)
+    return _record(d, code=code, error=error, latency=latency)
+
+
+def _record(d: WebhookDelivery, *, code, error: str, latency) -> str:
+    now = timezone.now()
+    fields = {"claimed_until": None, "last_status_code": code, "last_error": error[:300], "last_latency_ms": latency}
+    if not error:
+        WebhookDelivery.objects.filter(pk=d.pk).update(status=WebhookDelivery.Status.SUCCEEDED, delivered_at=now,
+                                                        **fields)
+        WebhookEndpoint.objects.filter(pk=d.endpoint_id).update(failing_since=None)
+        return "succeeded"
+    attempts = WebhookDelivery.objects.values_list("attempts", flat=True).get(pk=d.pk)
+    next_at = now + backoff(attempts)
+    if next_at > d.retry_until:
+        WebhookDelivery.objects.filter(pk=d.pk).update(status=WebhookDelivery.Status.FAILED, **fields)
+        outcome = "failed"
+    else:
+        WebhookDelivery.objects.filter(pk=d.pk).update(next_attempt_at=next_at, **fields)
+        outcome = "retrying"
+    WebhookEndpoint.objects.filter(pk=d.endpoint_id, failing_since__isnull=True).update(failing_since=now)
+    return outcome
+
+
+def deliveries_due(limit: int = 500) -> list[str]:
+    """Deliveries to attempt now: due, and not held (a lease left by a worker that died has expired)."""
+    now = timezone.now()
+    return list(WebhookDelivery.objects.filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now),
+        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now,
+    ).order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
+
+
+def endpoints_disable_failing() -> int:
+    """Endpoints failing for DISABLE_AFTER (3 days) are disabled and their owners emailed."""
+    cutoff = timezone.now() - DISABLE_AFTER
+    count = 0
+    for endpoint in WebhookEndpoint.objects.filter(status=WebhookEndpoint.Status.ACTIVE, deleted_at__isnull=True,
+                                                   failing_since__lte=cutoff).select_related("workspace"):
+        with transaction.atomic():
+            if not WebhookEndpoint.objects.filter(pk=endpoint.pk, status=WebhookEndpoint.Status.ACTIVE).update(
+                    status=WebhookEndpoint.Status.DISABLED, disabled_at=timezone.now()):
+                continue
+            WebhookDelivery.objects.filter(endpoint=endpoint, status=WebhookDelivery.Status.PENDING).update(
+                status=WebhookDelivery.Status.FAILED, last_error="endpoint disabled after 3 days of failures")
+        count += 1
+        owners = list(Membership.objects.filter(workspace=endpoint.workspace, role=Membership.Role.OWNER)
+                      .values_list("user__email", flat=True))
+        if owners:
+            send_mail(
+                f"Webhook endpoint disabled: {endpoint.url}",
+                f"Deliveries to {endpoint.url} (workspace {endpoint.workspace.name}) have failed since "
+                f"{endpoint.failing_since:%Y-%m-%d %H:%M} UTC, so the endpoint was disabled and nothing more is "
+                f"sent to it. Fix the receiver, then enable it again in the console:\n\n"
+                f"{settings.BASE_URL}/console/webhooks/\n",
+                settings.DEFAULT_FROM_EMAIL, owners, fail_silently=True)
+    return count
+
+
+def approval_render(token) -> dict:
+    """An approval (confirmation token) as the console and the issuing response describe it."""
+    from accounts.services import approval_url
+
+    return {"approval_id": str(token.pk), "verb": token.verb, "status": token.effective_status,
+            "summary": token.summary, "params": token.params, "approval_url": approval_url(token),
+            "expires_at": token.expires_at, "decided_at": token.decided_at,
+            "decided_by": token.decided_by.email if token.decided_by_id else None}
+
+
+# --- balance.low ------------------------------------------------------------------------------------
+def balance_threshold_get(*, workspace: Workspace) -> int | None:
+    from webhooks.models import BalanceAlert
+
+    return BalanceAlert.objects.filter(workspace=workspace).values_list("threshold_micros", flat=True).first()
+
+
+def balance_threshold_set(*, workspace: Workspace, threshold: int | None) -> None:
+    from webhooks.models import BalanceAlert
+
+    if threshold is None:
+        BalanceAlert.objects.filter(workspace=workspace).delete()
+        return
+    BalanceAlert.objects.update_or_create(workspace=workspace, defaults={"threshold_micros": int(threshold),
+                                                                         "fired_at": None})
+
+
+def balances_check() -> int:
+    """Emit balance.low for each workspace whose available balance fell below its threshold (once)."""
+    from billing.models import CreditAccount
+    from core.money import format_credits
+    from webhooks.models import BalanceAlert
+
+    fired = 0
+    for alert in BalanceAlert.objects.all():
+        account = CreditAccount.objects.filter(pk=alert.workspace_id).first()
+        if account is None:
+            continue
+        low = account.available_micros < alert.threshold_micros
+        if low and alert.fired_at is None:
+            with transaction.atomic():
+                if BalanceAlert.objects.filter(pk=alert.pk, fired_at__isnull=True).update(fired_at=timezone.now()):
+                    event_emit(workspace=alert.workspace_id, type="balance.low", data={
+                        "credits_balance": format_credits(account.balance_micros),
+                        "credits_reserved": format_credits(account.reserved_micros),
+                        "credits_available": format_credits(account.available_micros),
+                        "threshold": format_credits(alert.threshold_micros)})
+                    fired += 1
+        elif not low and alert.fired_at is not None:
+            BalanceAlert.objects.filter(pk=alert.pk).update(fired_at=None)
+    return fired
