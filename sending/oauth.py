@@ -462,6 +462,11 @@ def mailbox_mark_needs_reconnect(*, mailbox_id: str, reason: str) -> bool:
         if notify:
             mailbox.reconnect_notified_at = now
         mailbox.save(update_fields=["status", "reconnect_reason", "needs_reconnect_at", "reconnect_notified_at"])
+        if changed:
+            from sending.verbs import mailbox_render
+            from webhooks.services import event_emit_safely
+
+            event_emit_safely(workspace=mailbox.workspace_id, type="mailbox.needs_reconnect", data=mailbox_render(mailbox))
         if notify:
             transaction.on_commit(lambda: _notify_needs_reconnect(mailbox))
     return changed

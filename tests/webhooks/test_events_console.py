@@ -102,3 +102,18 @@ def test_console_add_log_replay(workspace, owner, receiver, queued, settings):
     assert stranger.post(f"/console/webhooks/deliveries/{delivery.pk}/replay/").status_code == 404
     assert browser.post(f"/console/webhooks/{hook.pk}/delete/").status_code == 302
     assert services.endpoints_list(workspace=workspace).count() == 0
+
+
+def test_mailbox_needs_reconnect_is_an_event(workspace, receiver, queued):
+    from sending import oauth
+    from sending.testing import make_active_mailbox
+
+    _, secret = endpoint(workspace, receiver, ["mailbox.needs_reconnect"])
+    mailbox = make_active_mailbox(workspace, email="ann@outreach-sbx.test")
+    assert oauth.mailbox_mark_needs_reconnect(mailbox_id=mailbox.pk, reason="invalid_grant")
+    assert not oauth.mailbox_mark_needs_reconnect(mailbox_id=mailbox.pk, reason="again")  # once per episode
+    (delivery_id,) = queued
+    services.delivery_attempt(delivery_id=delivery_id)
+    data = receiver.verified(secret)["data"]
+    assert (data["mailbox_id"], data["status"], data["reconnect_reason"]) == (mailbox.pk, "needs_reconnect",
+                                                                                "invalid_grant")
