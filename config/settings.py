@@ -547,3 +547,5 @@ MICROSOFT_IMAP_SECURITY = env("MICROSOFT_IMAP_SECURITY", "ssl")
 # Timeout of each call to a token endpoint; an access token is refreshed this long before it expires.
 OAUTH_HTTP_TIMEOUT_SECONDS = env_int("OAUTH_HTTP_TIMEOUT_SECONDS", 15)
 OAUTH_REFRESH_MARGIN_SECONDS = env_int("OAUTH_REFRESH_MARGIN_SECONDS", 300)
+# Every console page says when an OAuth mailbox needs reconnecting and which campaigns wait for it.
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("sending.context_processors.mailbox_alerts")

@@ -306,12 +306,15 @@ def test_campaign_waits_on_revoked_consent_without_burning_attempts(oauth_settin
     assert all(lead.state == "active" and lead.attempts == 0 and lead.current_step == 0 for lead in leads)
     assert all(lead.next_send_at >= timezone.now() + sender.MAILBOX_WAIT - timedelta(minutes=1) for lead in leads)
     assert not SentMessage.objects.exclude(state="failed").exists()
+    page = console.get("/console/").content.decode()  # every console page says why the campaign stopped
+    assert "Sending has stopped from" in page and GOOGLE_ACCOUNT in page and "Q3 outreach" in page
     # reconnect; the leads are due again: each first step goes out once, over XOAUTH2
     connect(console, google_as, "google", path=f"/console/mailboxes/{mailbox.pk}/reconnect/")
     CampaignLead.objects.filter(campaign_id=cid).update(next_send_at=timezone.now())
     run_tick()
     assert len(handler.messages) == before + 2
     assert SentMessage.objects.filter(state="sent").count() == 2
+    assert "Sending has stopped from" not in console.get("/console/").content.decode()
     run_tick()
     assert len(handler.messages) == before + 2
 
