@@ -358,3 +358,36 @@ def test_unknown_token_source_marks_needs_reconnect(db, workspace):
     with pytest.raises(oauth.NeedsReconnect):
         oauth.access_token(mailbox)
     assert Mailbox.objects.get(pk=mailbox.pk).status == "needs_reconnect"
+
+
+def test_xoauth2_initial_response_matches_googles_documented_example():
+    import base64
+
+    raw = oauth.xoauth2_response("someuser@example.com", "ya29.vF9dft4qmTc2Nvb3RlckBhdHRhdmlzdGEuY29tCg")
+    assert base64.b64encode(raw.encode()).decode() == (
+        "dXNlcj1zb21ldXNlckBleGFtcGxlLmNvbQFhdXRoPUJlYXJlciB5YTI5LnZGOWRmdDRxbVRjMk52"
+        "YjNSbGNrQmhkSFJoZG1semRHRXVZMjl0Q2cBAQ==")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"aud": "someone-else"}, "not issued to this service"),
+    ({"nonce": "other"}, "nonce"),
+    ({"exp": 1}, "expired"),
+    ({"email_verified": False}, "not verified"),
+    ({"email": "no-at-sign"}, "did not say which mailbox"),
+    ({"email": "a@b.test\r\nBcc: x@y.test"}, "did not say which mailbox"),
+])
+def test_id_token_checks(settings, change, message):
+    import time
+
+    import jwt
+
+    settings.GOOGLE_OAUTH_CLIENT_ID = "google-client"
+    provider = oauth.provider_get("google")
+    claims = {"aud": "google-client", "nonce": "n1", "exp": int(time.time()) + 300, "sub": "s",
+              "email": "Ann@Example.test", "email_verified": True, **change}
+    with pytest.raises(oauth.OAuthError, match=message):
+        oauth._identity(provider, jwt.encode(claims, "k" * 32, algorithm="HS256"), "n1")
+    good = {**claims, **{k: v for k, v in {"aud": "google-client", "nonce": "n1", "exp": int(time.time()) + 300,
+                                           "email": "Ann@Example.test", "email_verified": True}.items()}}
+    assert oauth._identity(provider, jwt.encode(good, "k" * 32, algorithm="HS256"), "n1")[0] == "ann@example.test"
