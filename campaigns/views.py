@@ -13,7 +13,7 @@ from core import errors
 @csrf_exempt  # RFC 8058 one-click POSTs come from mail providers without a cookie; the signed token authorizes
 def unsubscribe(request, token: str):
     if request.method not in ("GET", "HEAD", "POST"):
-        return errors.error_response(errors.MethodNotAllowed(), request)
+        return errors.error_response(errors.MethodNotAllowed(headers={"Allow": "GET, HEAD, POST"}), request)
     pk = unsubscribe_lead_pk(token)
     lead = CampaignLead.objects.filter(pk=pk).first() if pk else None
     if lead is None:

@@ -76,6 +76,19 @@ if not SANDBOX and BASE_URL.startswith("https://"):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Security headers (issue 15.6). When BASE_URL is https: plain-http requests are redirected to https (behind a
+# TLS-terminating proxy that sets X-Forwarded-Proto) and HSTS is sent (SECURE_HSTS_SECONDS, default one year;
+# 0 turns it off; SECURE_SSL_REDIRECT=0 turns the redirect off). /healthz and /readyz stay reachable over plain http for probes.
+if BASE_URL.startswith("https://"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
+# HTML pages: scripts and everything else from this origin only (no inline scripts); inline styles are allowed
+# (the console's one stylesheet is inline). /docs (Swagger UI, Redoc) is exempt: core.middleware.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                           "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+                           "base-uri 'none'; frame-ancestors 'none'")
 
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 

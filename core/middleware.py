@@ -9,12 +9,16 @@ from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 from core.errors import MethodNotAllowed, PayloadTooLarge, error_response
 from core.ids import new_id
 
+# Swagger UI and Redoc (drf-spectacular's pages) bootstrap with inline scripts: no CSP there.
+CSP_EXEMPT_PREFIXES = ("/docs",)
+
 
 class RequestIdMiddleware:
     """Gives every request an id (`req_…`), echoed as X-Request-Id on every response, errors included.
 
     Also turns the few responses Django produces outside our views (405 from class-based views, oversized
-    bodies) into the error envelope.
+    bodies) into the error envelope (keeping `Allow`), and gives HTML pages (the console, sign-in, unsubscribe
+    and admin pages) the CONTENT_SECURITY_POLICY header.
     """
 
     # Sync and async capable: under ASGI an async view (the streaming LLM passthrough) then runs on the event
@@ -55,8 +59,16 @@ class RequestIdMiddleware:
     @staticmethod
     def _after(request, response, early: bool):
         if not early and response.status_code == 405 and not _is_json(response):
+            allow = response.get("Allow")
             response = error_response(MethodNotAllowed(), request)
+            if allow:
+                response["Allow"] = allow  # every 405 says what is allowed (issue 15.6)
         response["X-Request-Id"] = getattr(response, "_request_id_override", None) or request.request_id
+        policy = getattr(settings, "CONTENT_SECURITY_POLICY", "")
+        if (policy and "Content-Security-Policy" not in response
+                and response.get("Content-Type", "").startswith("text/html")
+                and not request.path.startswith(CSP_EXEMPT_PREFIXES)):
+            response["Content-Security-Policy"] = policy
         return response
 
     def process_exception(self, request, exception):

@@ -86,6 +86,11 @@ def _security_headers() -> list[tuple[bytes, bytes]]:
     if getattr(settings, "SECURE_CROSS_ORIGIN_OPENER_POLICY", None):
         out.append((b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode("latin-1")))
     out.append((b"x-frame-options", getattr(settings, "X_FRAME_OPTIONS", "DENY").upper().encode("latin-1")))
+    if getattr(settings, "SECURE_HSTS_SECONDS", 0):  # BASE_URL is https (browsers ignore it over plain http)
+        hsts = f"max-age={settings.SECURE_HSTS_SECONDS}"
+        if getattr(settings, "SECURE_HSTS_INCLUDE_SUBDOMAINS", False):
+            hsts += "; includeSubDomains"
+        out.append((b"strict-transport-security", hsts.encode("latin-1")))
     return out
 
 

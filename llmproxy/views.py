@@ -134,7 +134,7 @@ def _headers(response, call: services.Call):
 async def chat(request):
     started = _started(request)
     if request.method != "POST":
-        return _error(request, errors.MethodNotAllowed(), started)
+        return _error(request, errors.MethodNotAllowed(headers={"Allow": "POST"}), started)
     try:
         call = await _begin(
             authorization=request.headers.get("Authorization"), request_id=request.request_id,
@@ -410,7 +410,7 @@ def _model_object(model: catalog.Model) -> dict:
 async def _models_common(request):
     started = _started(request)
     if request.method != "GET":
-        raise errors.MethodNotAllowed()
+        raise errors.MethodNotAllowed(headers={"Allow": "GET"})
     key, rate = await _authenticate(authorization=request.headers.get("Authorization"), request_id=request.request_id)
     return started, rate
 
