@@ -323,11 +323,15 @@ class AccessToken:
 
 TokenSource = Callable[[Mailbox], AccessToken]
 TOKEN_SOURCES: dict[str, TokenSource] = {}
+TOKEN_FORGETTERS: dict[str, Callable[[Mailbox], None]] = {}
 
 
-def register_token_source(name: str, source: TokenSource) -> None:
-    """Let a provider supply the access tokens of mailboxes whose `oauth_provider` is `name`."""
+def register_token_source(name: str, source: TokenSource, forget: Callable[[Mailbox], None] | None = None) -> None:
+    """Let a provider supply the access tokens of mailboxes whose `oauth_provider` is `name`; `forget(mailbox)`
+    drops a token the provider keeps itself once a server refused it (`token_invalidate`)."""
     TOKEN_SOURCES[name] = source
+    if forget is not None:
+        TOKEN_FORGETTERS[name] = forget
 
 
 def access_token(mailbox: Mailbox) -> str:
@@ -346,6 +350,9 @@ def access_token(mailbox: Mailbox) -> str:
 def token_invalidate(mailbox: Mailbox) -> None:
     """A server refused the current access token: forget it so the next access_token() fetches a new one."""
     MailboxToken.objects.filter(mailbox_id=mailbox.pk).update(access_token_encrypted="", access_expires_at=None)
+    forget = TOKEN_FORGETTERS.get(mailbox.oauth_provider)
+    if forget is not None:
+        forget(mailbox)
 
 
 def _usable(tok: MailboxToken, now: datetime, margin: timedelta) -> str | None:
@@ -441,6 +448,21 @@ def _refresh(mailbox: Mailbox, tok: MailboxToken) -> AccessToken:
 
 register_token_source("google", refreshing_source)
 register_token_source("microsoft", refreshing_source)
+
+
+def _google_workspace_source(mailbox: Mailbox) -> AccessToken:  # mailboxes bought with SENDING_PROVIDER=google_workspace
+    from sending.providers.google_workspace import mailbox_token_source
+
+    return mailbox_token_source(mailbox)
+
+
+def _google_workspace_forget(mailbox: Mailbox) -> None:
+    from sending.providers.google_workspace import mailbox_token_forget
+
+    mailbox_token_forget(mailbox)
+
+
+register_token_source("google_workspace", _google_workspace_source, _google_workspace_forget)
 
 
 # --- needs_reconnect ----------------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ restart anywhere simply continues, and a lost answer is read back before anythin
    licence left) is a permanent refusal of that mailbox, refunded by the operation;
 4. a mailbox is active once Google reports `isMailboxSetup`; it sends over SMTP and is read over IMAP with
    XOAUTH2, with an access token from the JWT bearer grant for that user (`sub` = the mailbox,
-   scope `https://mail.google.com/`): `mailbox_access_token` is the token source the transport calls;
+   scope `https://mail.google.com/`): `mailbox_token_source` is registered with `sending.oauth` as the token
+   source of `oauth_provider = google_workspace`, which the transport and the IMAP poller call;
 5. upkeep: a suspended mailbox is suspended in Workspace too (`users.update suspended=true`) and resumed on
    renewal; removed capacity is deleted (`users.delete`) after `GOOGLE_WORKSPACE_DELETE_GRACE_DAYS`.
 """
@@ -143,8 +144,29 @@ def delegated_token(*, subject: str, scopes: tuple[str, ...] | str, transport=No
 
 
 def mailbox_access_token(mailbox) -> tuple[str, float]:
-    """The token source for sending and reading as a Workspace mailbox with XOAUTH2: (access token, expiry)."""
+    """An access token to send and read as a Workspace mailbox with XOAUTH2: (token, expiry as a timestamp)."""
     return delegated_token(subject=mailbox.email, scopes=MAIL_SCOPE, transport=GoogleWorkspaceProvider.transport)
+
+
+def mailbox_token_source(mailbox):
+    """`sending.oauth`'s token source for `oauth_provider = google_workspace` mailboxes. There is no refresh
+    token and no consent to revoke: a refused grant (delegation withdrawn, user suspended or deleted) is an
+    operator's matter, so it is transient (`TokenUnavailable`, retried with backoff), never `needs_reconnect`."""
+    from datetime import UTC, datetime
+
+    from sending.oauth import AccessToken, TokenUnavailable
+
+    try:
+        token, expires = mailbox_access_token(mailbox)
+    except ProviderError as exc:
+        raise TokenUnavailable(f"Google Workspace token for {mailbox.email}: {exc.message}") from exc
+    return AccessToken(token=token, expires_at=datetime.fromtimestamp(expires, UTC))
+
+
+def mailbox_token_forget(mailbox) -> None:
+    """A server refused the cached token: the next `mailbox_token_source` call signs a new grant."""
+    with _token_lock:
+        _token_cache.pop((mailbox.email.lower(), MAIL_SCOPE), None)
 
 
 def desired_records(*, name: str, verification_token: str) -> list[DnsRecord]:
@@ -332,13 +354,11 @@ class GoogleWorkspaceProvider(SendingProvider):
         if not user.get("isMailboxSetup"):
             return External(ref=ref, status=PENDING, detail="Google is setting up the mailbox")
         email = user.get("primaryEmail", "").lower()
-        smtp_port = int(getattr(settings, "GOOGLE_SMTP_PORT", 587))
-        imap_port = int(getattr(settings, "GOOGLE_IMAP_PORT", 993))
-        connection = {
-            "smtp_host": getattr(settings, "GOOGLE_SMTP_HOST", "smtp.gmail.com"), "smtp_port": smtp_port,
-            "smtp_security": "ssl" if smtp_port == 465 else "starttls", "smtp_username": email,
-            "imap_host": getattr(settings, "GOOGLE_IMAP_HOST", "imap.gmail.com"), "imap_port": imap_port,
-            "imap_security": "ssl" if imap_port == 993 else "starttls", "imap_username": email,
+        connection = {  # Gmail's servers, the same settings as mailboxes connected with "Connect Google"
+            "smtp_host": settings.GOOGLE_SMTP_HOST, "smtp_port": settings.GOOGLE_SMTP_PORT,
+            "smtp_security": settings.GOOGLE_SMTP_SECURITY, "smtp_username": email,
+            "imap_host": settings.GOOGLE_IMAP_HOST, "imap_port": settings.GOOGLE_IMAP_PORT,
+            "imap_security": settings.GOOGLE_IMAP_SECURITY, "imap_username": email,
             "auth": "oauth2", "oauth_provider": self.name,
         }
         return External(ref=ref, status=ACTIVE, connection=connection)

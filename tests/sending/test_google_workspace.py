@@ -330,3 +330,126 @@ def test_domain_status_writes_dns_once_and_is_idempotent(rich, fake):
     assert provider.domain_status(ref="acmehq.com").status == "active"
     assert [c for c in fake.calls if c[0] == "namecheap.domains.dns.setHosts"] == sets == sets[:1]
     assert SendingDomain.objects.count() == 0  # the provider itself writes nothing of ours
+
+
+# --- the whole loop: a campaign sends through a bought Workspace mailbox with XOAUTH2, replies are read over IMAP
+
+
+class Introspection:
+    """RFC 7662 introspection in front of the fake Google token store, for the XOAUTH2 SMTP peer and Dovecot's
+    `passdb oauth2` (tests/sending/oauth_mail_peers.py): active only for a live delegated mail token."""
+
+    def __init__(self, vendors):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import parse_qs
+
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                form = parse_qs(self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode())
+                token = form.get("token", [""])[0]
+                grant = vendors.tokens.get(token) or {}
+                active = vendors.valid_mail_token(grant.get("sub", ""), token)
+                outer.checked += 1
+                body = json.dumps({"active": active, **({"email": grant["sub"], "sub": grant["sub"]} if active else {})})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.checked = 0
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/introspect"
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def workspace_peers(fake, settings, tmp_path):
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from tests.sending import peers
+    from tests.sending.oauth_env import DOVECOT_MISSING
+    from tests.sending.oauth_mail_peers import OAuthDovecot, start_smtp_xoauth2
+
+    if DOVECOT_MISSING:
+        pytest.skip("Debian dovecot-imapd is not installed (make test / .ci/run install it)")
+    introspection = Introspection(fake)
+    (tmp_path / "tls").mkdir()
+    cert, key = peers.self_signed(tmp_path / "tls")
+    controller, handler = start_smtp_xoauth2([introspection.url], cert, key)
+    root = Path(tempfile.mkdtemp(prefix="gw-dovecot-"))
+    root.chmod(0o755)
+    imap = OAuthDovecot(root=root, introspect_urls=[introspection.url]).start()
+    settings.SENDING_TLS_CA_FILE = str(cert)
+    settings.SENDING_ALLOW_PRIVATE_NETWORKS = True
+    settings.GOOGLE_SMTP_HOST, settings.GOOGLE_SMTP_PORT, settings.GOOGLE_SMTP_SECURITY = "127.0.0.1", controller.port, "starttls"
+    settings.GOOGLE_IMAP_HOST, settings.GOOGLE_IMAP_PORT, settings.GOOGLE_IMAP_SECURITY = imap.host, imap.port, "none"
+    try:
+        yield handler, imap, introspection
+    finally:
+        controller.stop()
+        imap.stop()
+        introspection.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_campaign_sends_and_reads_through_a_bought_workspace_mailbox_with_xoauth2(rich_api, rich, fake,
+                                                                                   workspace_peers):
+    from campaigns.models import CampaignLead, SentMessage
+    from replies.imap import mailbox_poll
+    from replies.models import InboundMessage
+    from sending import oauth
+    from tests.campaigns.conftest import ALWAYS, run_tick
+    from tests.campaigns.helpers import create, launch
+
+    handler, imap, introspection = workspace_peers
+    ws, owner, _ = rich
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        result = _purchase(rich_api, owner, emails_per_week=125)
+        assert _run(result["operation_id"], traveller)[0] == "succeeded"
+    mailbox = Mailbox.objects.get(workspace=ws)
+    assert (mailbox.auth, mailbox.oauth_provider, mailbox.secret_encrypted) == ("oauth2", "google_workspace", "")
+    # launch a campaign of two leads; the tick sends each first step once, authenticated with XOAUTH2 only
+    cid = create(rich_api, sending_window=ALWAYS).json()["result"]["campaign_id"]
+    assert launch(rich_api, cid, owner).status_code == 200
+    run_tick()
+    assert len(handler.messages) == 2
+    assert all(m["authenticated"] and m["tls"] and m["mail_from"] == mailbox.email for m in handler.messages)
+    assert handler.xoauth2_logins and all(login == (mailbox.email, True) for login in handler.xoauth2_logins)
+    assert SentMessage.objects.filter(state="sent").count() == 2
+    run_tick()
+    assert len(handler.messages) == 2  # nothing sent twice
+    # the mail token is refused once (say, the user was re-provisioned): dropped and a new grant signed
+    fake.tokens.clear()
+    oauth.token_invalidate(mailbox)
+    # a prospect replies into the Workspace mailbox; the poller reads it over IMAP with XOAUTH2 and classifies it
+    sent = SentMessage.objects.filter(state="sent").order_by("pk").first()
+    lead = CampaignLead.objects.get(pk=sent.campaign_lead_id)
+    token, _ = gw.mailbox_access_token(mailbox)
+    raw = (f"From: {lead.email}\r\nTo: {mailbox.email}\r\nSubject: Re: hello\r\n"
+           f"Message-ID: <reply-1@prospect.test>\r\nIn-Reply-To: {sent.message_id}\r\n\r\n"
+           "Sounds interesting, can we talk on Thursday?\r\n").encode()
+    imap.append(mailbox.email, token, raw)
+    assert mailbox_poll(mailbox=mailbox) == 1
+    stored = InboundMessage.objects.get(mailbox=mailbox)
+    assert stored.source == "imap" and "reply-1@prospect.test" in stored.message_id
+    assert mailbox_poll(mailbox=mailbox) == 0  # the same message is not read twice
+    from replies.services import inbound_classify
+
+    classified = inbound_classify(inbound_id=stored.pk)
+    assert classified.classification == "interested"
+    lead.refresh_from_db()
+    assert lead.state != "active"  # a reply stops the sequence
+    assert introspection.checked >= 2  # both peers asked the token server; no password was ever offered
