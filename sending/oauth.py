@@ -33,7 +33,9 @@ password changed, token expired; `interaction_required`, `consent_required`, `in
 unavailable`, a misconfigured client) is transient: `retry_after` backs off exponentially (30 s doubling to
 30 min) and never turns into `needs_reconnect`.
 
-Tokens are never logged, never shown, never put in an exception message.
+Token endpoints are called through `core.outbound` (timeout, no redirects, capped body, the private-address
+guard; SENDING_ALLOW_PRIVATE_NETWORKS lets tests reach a local server). Tokens are never logged, never shown,
+never put in an exception message.
 """
 
 from __future__ import annotations
@@ -48,7 +50,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
-import httpx
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -202,11 +203,15 @@ def _token_request(provider: OAuthProvider, form: dict) -> dict:
         body["client_secret"] = provider.client_secret
     if provider.scope_on_token_request:
         body.setdefault("scope", " ".join(provider.scopes))
-    try:
-        with httpx.Client(timeout=settings.OAUTH_HTTP_TIMEOUT_SECONDS, follow_redirects=False) as http:
-            resp = http.post(provider.token_url, data=body, headers={"Accept": "application/json"})
-    except httpx.HTTPError as exc:
-        raise _Transient(f"{provider.label} token endpoint unreachable: {type(exc).__name__}") from None
+    from core.outbound import OutboundError, request
+
+    try:  # the one outbound client: timeout, no redirects, capped body, the private-address guard
+        resp = request("POST", provider.token_url, timeout=settings.OAUTH_HTTP_TIMEOUT_SECONDS, max_bytes=1_000_000,
+                       allow_private=bool(getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False)),
+                       headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
+                       content=urlencode(body).encode())
+    except OutboundError as exc:
+        raise _Transient(f"{provider.label} token endpoint unreachable ({exc.kind})") from None
     try:
         data = resp.json()
     except ValueError:

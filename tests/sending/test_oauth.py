@@ -391,3 +391,16 @@ def test_id_token_checks(settings, change, message):
     good = {**claims, **{k: v for k, v in {"aud": "google-client", "nonce": "n1", "exp": int(time.time()) + 300,
                                            "email": "Ann@Example.test", "email_verified": True}.items()}}
     assert oauth._identity(provider, jwt.encode(good, "k" * 32, algorithm="HS256"), "n1")[0] == "ann@example.test"
+
+
+def test_token_endpoint_behind_the_private_address_guard(oauth_settings, console, google_as):
+    """Token endpoints go through core.outbound: a loopback token URL is refused unless private networks are
+    allowed, and the refusal is transient (the mailbox stays active)."""
+    mailbox = _connected(console, google_as, "google")
+    MailboxToken.objects.filter(mailbox=mailbox).update(access_expires_at=timezone.now() - timedelta(seconds=1))
+    oauth_settings.SENDING_ALLOW_PRIVATE_NETWORKS = False
+    before = google_as.refreshes()
+    with pytest.raises(oauth.TokenUnavailable, match="refused"):
+        oauth.access_token(mailbox)
+    assert google_as.refreshes() == before
+    assert Mailbox.objects.get(pk=mailbox.pk).status == "active"
