@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.console_views import console_context, console_page
@@ -22,6 +23,10 @@ from sending.models import Mailbox, Operation
 def mailbox_list(request, membership):
     ws = membership.workspace
     mailboxes = list(selectors.mailboxes_list(workspace=ws).select_related("domain"))
+    today = timezone.now().date().isoformat()
+    for m in mailboxes:  # still on the warm-up ramp: the day it reaches full volume
+        full = services.full_volume_on(m) if m.status == Mailbox.Status.ACTIVE else None
+        m.full_volume_on = full if full and full > today else None
     operations = list(Operation.objects.filter(workspace=ws).order_by("-created_at")[:10])
     from sending.oauth import providers_enabled
 

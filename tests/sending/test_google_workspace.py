@@ -453,3 +453,19 @@ def test_campaign_sends_and_reads_through_a_bought_workspace_mailbox_with_xoauth
     lead.refresh_from_db()
     assert lead.state != "active"  # a reply stops the sequence
     assert introspection.checked >= 2  # both peers asked the token server; no password was ever offered
+
+
+def test_console_shows_bought_workspace_mailboxes_and_their_warm_up(rich_api, rich, fake):
+    from django.test import Client
+
+    ws, owner, _ = rich
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        result = _purchase(rich_api, owner, emails_per_week=125)
+        assert _run(result["operation_id"], traveller)[0] == "succeeded"
+        client = Client()
+        client.force_login(owner)
+        page = client.get("/console/mailboxes/").content.decode()
+    mailbox = Mailbox.objects.get(workspace=ws)
+    assert "bought (Google Workspace)" in page
+    assert f"full volume from {(mailbox.activated_at + timedelta(days=10)).date().isoformat()}" in page
+    assert f"Reconnect {mailbox.email}" not in page  # nothing to reconnect: no consent was given by a person
