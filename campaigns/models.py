@@ -1,7 +1,8 @@
 """Campaigns: the campaign, its leads (one row per recipient), the messages sent, and the suppression list.
 
 Lifecycle (SPEC 3.1): a campaign is created as `draft` (its leads `pending`), launched with an approved
-confirmation token (`launched`, leads `active` with a sticky mailbox and a `next_send_at`), and becomes
+confirmation token (`launched`, leads `active` with a sticky mailbox and a `next_send_at`), may be `paused`
+(its leads keep their state and due times; the scheduler and the send claim skip them) and resumed, and becomes
 `completed` once every lead has finished its sequence or been stopped.
 
 At most one message per (lead, step): a `SentMessage` row is claimed (`claimed`) in the same transaction
@@ -25,6 +26,7 @@ class Campaign(models.Model):
     class State(models.TextChoices):
         DRAFT = "draft"
         LAUNCHED = "launched"
+        PAUSED = "paused"  # launched, then paused: nothing more is claimed for sending until resumed
         COMPLETED = "completed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -41,6 +43,7 @@ class Campaign(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     launched_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    paused_at = models.DateTimeField(null=True, blank=True)
     mailboxes_attached = models.IntegerField(default=0)
     leads_suppressed_at_launch = models.IntegerField(default=0)
     launch_request_id = models.CharField(max_length=64, blank=True, default="")
@@ -88,6 +91,8 @@ class CampaignLead(models.Model):
             models.Index(fields=["next_send_at"], condition=Q(state="active"), name="campaignlead_due_idx"),
             models.Index(fields=["workspace", "email"], name="campaignlead_ws_email_idx"),
             models.Index(fields=["campaign", "state"], name="campaignlead_camp_state_idx"),
+            # campaign stats: leads by (state, stop_reason) as an index-only GROUP BY
+            models.Index(fields=["campaign", "state", "stop_reason"], name="campaignlead_camp_stats_idx"),
         ]
 
     def __str__(self):
@@ -129,6 +134,8 @@ class SentMessage(models.Model):
             models.Index(fields=["state", "claimed_at"], name="sentmessage_state_idx"),
             models.Index(fields=["campaign_lead", "step_index"], name="sentmessage_lead_step_idx"),
             models.Index(fields=["mailbox", "claimed_at"], name="sentmessage_mailbox_day_idx"),
+            # campaign stats: messages by (state, step, bounced) as an index-only GROUP BY
+            models.Index(fields=["campaign", "state", "step_index", "bounced"], name="sentmessage_camp_stats_idx"),
         ]
 
     def __str__(self):

@@ -43,7 +43,8 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
         stats.update(sender.sweep_stuck(now=now))
     dispatched: list[tuple[int, int, datetime]] = []
     with transaction.atomic():
-        due = list(CampaignLead.objects.filter(state=CampaignLead.State.ACTIVE, next_send_at__lte=now)
+        due = list(CampaignLead.objects.filter(state=CampaignLead.State.ACTIVE, next_send_at__lte=now,
+                                               campaign__state=Campaign.State.LAUNCHED)  # paused: skipped
                    .order_by("next_send_at").values_list("pk", "campaign_id", "mailbox_id", "current_step")[:limit])
         stats["due"] = len(due)
         if not due:

@@ -49,3 +49,313 @@ def campaign_get(*, workspace, campaign_id) -> Campaign:
 
 def campaigns_list(*, workspace) -> QuerySet[Campaign]:
     return Campaign.objects.filter(workspace=workspace).order_by("-created_at")
+
+
+# --- campaign reads (CONTRACT 4.10b) ------------------------------------------------------------------
+# Every count below is one GROUP BY over a composite index of the campaign's rows (campaignlead_camp_stats_idx and
+# sentmessage_camp_stats_idx cover their columns: index-only on PostgreSQL; replies use replies_camp_recv_idx).
+
+LEAD_STATUSES = ("queued", "active", "finished", "replied", "bounced", "unsubscribed", "suppressed_at_send",
+                 "suppressed", "send_unknown", "stopped", "removed_at_launch")
+SUPPRESSED_REASONS = {"manual", "invalid_email", "duplicate"}
+
+
+def lead_status(*, state: str, stop_reason: str, current_step: int) -> str:
+    """One word for where a lead stands (the `status` of GET /v1/campaigns/:id/leads and the stats keys).
+
+    queued: not contacted yet (draft, or launched and waiting for its first step); active: mid-sequence;
+    finished: every step sent; replied / bounced / unsubscribed: stopped for that reason; suppressed_at_send:
+    the send claim found the address suppressed; suppressed: stopped because the address was suppressed
+    elsewhere (a manual addition); send_unknown: a message was mid-send at a crash, its outcome is unknown and it
+    was NOT re-sent (an operator decides); stopped: any other stop (send_failed, mailbox_gone, invalid_message);
+    removed_at_launch: suppressed between drafting and launch, never contacted."""
+    if state in (CampaignLead.State.PENDING, CampaignLead.State.ACTIVE):
+        return "queued" if state == CampaignLead.State.PENDING or current_step == 0 else "active"
+    if state == CampaignLead.State.FINISHED:
+        return "finished"
+    if state == CampaignLead.State.REMOVED:
+        return "removed_at_launch"
+    if stop_reason in ("replied", "bounced", "unsubscribed", "suppressed_at_send", "send_unknown"):
+        return stop_reason
+    if stop_reason in SUPPRESSED_REASONS:
+        return "suppressed"
+    return "stopped"
+
+
+def campaign_stats(campaign: Campaign) -> dict:
+    from django.db.models import Count
+
+    from replies.models import Reply
+
+    leads = {name: 0 for name in LEAD_STATUSES}
+    total = 0
+    for row in (CampaignLead.objects.filter(campaign=campaign).values("state", "stop_reason")
+                .annotate(n=Count("pk")).order_by()):
+        if row["state"] == CampaignLead.State.ACTIVE:
+            continue  # split by step below
+        leads[lead_status(state=row["state"], stop_reason=row["stop_reason"], current_step=0)] += row["n"]
+        total += row["n"]
+    for row in (CampaignLead.objects.filter(campaign=campaign, state=CampaignLead.State.ACTIVE)
+                .values("current_step").annotate(n=Count("pk")).order_by()):
+        leads["queued" if row["current_step"] == 0 else "active"] += row["n"]
+        total += row["n"]
+    leads["total"] = total
+
+    steps = len(campaign.steps)
+    sent = [0] * steps
+    bounced = attempts = sending = 0
+    for row in (SentMessage.objects.filter(campaign=campaign).values("state", "step_index", "bounced")
+                .annotate(n=Count("pk")).order_by()):
+        if row["state"] == SentMessage.State.SENT and 0 <= row["step_index"] < steps:
+            sent[row["step_index"]] += row["n"]
+        if row["bounced"]:
+            bounced += row["n"]
+        if row["state"] == SentMessage.State.SENT or row["bounced"]:  # delivered or bounced: a real attempt
+            attempts += row["n"]
+        if row["state"] == SentMessage.State.SENDING:
+            sending += row["n"]
+    replies = {c: 0 for c in ("interested", "not_interested", "out_of_office", "unsubscribe", "bounce", "other")}
+    replied_leads = 0
+    for row in (Reply.objects.filter(campaign=campaign).exclude(classification__isnull=True)
+                .values("classification").annotate(n=Count("pk"), leads=Count("campaign_lead", distinct=True))
+                .order_by()):
+        replies[row["classification"]] = replies.get(row["classification"], 0) + row["n"]
+        if row["classification"] not in ("bounce", "out_of_office"):
+            replied_leads += row["leads"]
+    contacted = sent[0] if steps else 0
+    return {
+        "leads": leads,
+        "messages": {
+            "sent": sum(sent),
+            "sent_per_step": [{"step": i + 1, "sent": n} for i, n in enumerate(sent)],
+            "bounced": bounced,
+            "in_doubt": sending,
+        },
+        "replies": replies,
+        "leads_contacted": contacted,
+        "bounce_rate": round(bounced / attempts, 4) if attempts else None,
+        "reply_rate": round(min(replied_leads, contacted) / contacted, 4) if contacted else None,
+    }
+
+
+def campaign_mailboxes(campaign: Campaign) -> list:
+    return list(campaign.mailboxes.order_by("email"))
+
+
+def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = None) -> tuple:
+    """(next_send_at, waiting_reason) of CONTRACT 4.10b.
+
+    next_send_at: the next moment a message is due inside the sending window (now, when leads are due and
+    nothing blocks them), or null when nothing can be scheduled. waiting_reason says why nothing is being
+    sent right now: `paused`, `completed`, `no_active_mailbox`, `mailbox_needs_reconnect` (an OAuth mailbox
+    whose consent must be renewed), `outside_window` (with the window's next opening as next_send_at) or
+    `daily_cap_reached` (with tomorrow's opening), else null."""
+    from datetime import timedelta
+
+    from django.db.models import Count, Min
+    from django.utils import timezone
+
+    from campaigns import sender
+    from campaigns.window import in_window, next_open
+    from sending.models import Mailbox
+
+    now = now or timezone.now()
+    if campaign.state == Campaign.State.DRAFT:
+        return None, None
+    if campaign.state == Campaign.State.COMPLETED:
+        return None, "completed"
+    if campaign.state == Campaign.State.PAUSED:
+        return None, "paused"
+    mailboxes = campaign_mailboxes(campaign) if mailboxes is None else mailboxes
+    usable = [m for m in mailboxes if m.status == Mailbox.Status.ACTIVE]
+    if not usable:
+        if any(m.status == getattr(Mailbox.Status, "NEEDS_RECONNECT", "needs_reconnect") for m in mailboxes):
+            return None, "mailbox_needs_reconnect"
+        return None, "no_active_mailbox"
+    agg = CampaignLead.objects.filter(campaign=campaign, state=CampaignLead.State.ACTIVE).aggregate(
+        earliest=Min("next_send_at"), n=Count("pk"))
+    earliest = agg["earliest"]
+    if earliest is None:
+        return None, None  # nothing waiting: messages in flight, or the campaign is about to complete
+    window = campaign.sending_window
+    opening = next_open(window, now)
+    if not in_window(window, now) and earliest <= opening:
+        return opening, "outside_window"
+    if earliest > now:
+        return next_open(window, earliest), None
+    used = sender.sends_today([m.pk for m in usable], now)
+    if all(used.get(m.pk, 0) >= sender.daily_cap(m, now) for m in usable):
+        return next_open(window, sender.day_start(now) + timedelta(days=1)), "daily_cap_reached"
+    return now, None
+
+
+def campaign_detail(campaign: Campaign, *, now=None) -> dict:
+    """GET /v1/campaigns/:id: the SPEC 2.7 record plus state, timing, mailboxes and stats."""
+    from campaigns.services import campaign_record
+
+    mailboxes = campaign_mailboxes(campaign)
+    next_send_at, reason = campaign_schedule(campaign, now=now, mailboxes=mailboxes)
+    return {
+        **campaign_record(campaign),
+        "launched_at": campaign.launched_at,
+        "paused_at": campaign.paused_at,
+        "completed_at": campaign.completed_at,
+        "next_send_at": next_send_at,
+        "waiting_reason": reason,
+        "mailboxes": [{"mailbox_id": m.pk, "email": m.email, "status": m.status} for m in mailboxes],
+        "stats": campaign_stats(campaign),
+    }
+
+
+def encode_cursor(*parts) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode("|".join(str(p) for p in parts).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, n: int) -> list[str]:
+    import base64
+    import binascii
+
+    try:
+        parts = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().split("|")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        parts = []
+    if len(parts) != n:
+        raise errors.InvalidRequest("This cursor is not valid: pass next_cursor from the previous page.",
+                                    details={"fields": {"cursor": ["Not a cursor this endpoint issued."]}})
+    return parts
+
+
+def campaigns_page(*, workspace, state: str | None = None, cursor: str | None = None,
+                   limit: int = 50) -> tuple[list[Campaign], str | None]:
+    """Newest first (created_at, then id), keyset pagination through the (workspace, -created_at) index."""
+    import uuid
+    from datetime import datetime
+
+    from django.db.models import Q
+
+    qs = Campaign.objects.filter(workspace=workspace)
+    if state:
+        qs = qs.filter(state=state)
+    if cursor:
+        created, pk = decode_cursor(cursor, 2)
+        try:
+            created_at, pk = datetime.fromisoformat(created), uuid.UUID(pk)
+        except ValueError:
+            raise errors.InvalidRequest("This cursor is not valid: pass next_cursor from the previous page.",
+                                        details={"fields": {"cursor": ["Not a cursor this endpoint issued."]}}
+                                        ) from None
+        qs = qs.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk))
+    rows = list(qs.order_by("-created_at", "-pk")[:limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (encode_cursor(rows[-1].created_at.isoformat(), rows[-1].pk) if more else None)
+
+
+def campaign_list_item(campaign: Campaign, *, sent: int = 0, replies: int = 0) -> dict:
+    from campaigns.services import campaign_record
+
+    next_send_at, reason = campaign_schedule(campaign)
+    return {**campaign_record(campaign), "launched_at": campaign.launched_at, "paused_at": campaign.paused_at,
+            "completed_at": campaign.completed_at, "next_send_at": next_send_at, "waiting_reason": reason,
+            "messages_sent": sent, "replies": replies}
+
+
+def campaign_list_items(campaigns: list[Campaign]) -> list[dict]:
+    from django.db.models import Count
+
+    from replies.models import Reply
+
+    ids = [c.pk for c in campaigns]
+    sent = dict(SentMessage.objects.filter(campaign_id__in=ids, state=SentMessage.State.SENT)
+                .values("campaign_id").annotate(n=Count("pk")).order_by().values_list("campaign_id", "n"))
+    replies = dict(Reply.objects.filter(campaign_id__in=ids).exclude(classification__isnull=True)
+                   .values("campaign_id").annotate(n=Count("pk")).order_by().values_list("campaign_id", "n"))
+    return [campaign_list_item(c, sent=sent.get(c.pk, 0), replies=replies.get(c.pk, 0)) for c in campaigns]
+
+
+def campaign_leads_page(*, campaign: Campaign, cursor: str | None = None, limit: int = 50, query: str = "",
+                        status: str = "") -> tuple[list[dict], str | None]:
+    """This campaign's leads in the order they were given (keyset on id), each with where it stands: status,
+    last step sent and when, next step due, the newest reply, and a message whose outcome is in doubt (mid-send
+    at a crash: `send_in_doubt`, never re-sent; an operator decides)."""
+    from replies.models import Reply
+
+    qs = CampaignLead.objects.filter(campaign=campaign)
+    if query:
+        qs = qs.filter(email__contains=query.strip().lower())
+    if status:
+        qs = _filter_status(qs, status)
+    if cursor:
+        (pk,) = decode_cursor(cursor, 1)
+        if not pk.isdigit():
+            raise errors.InvalidRequest("This cursor is not valid: pass next_cursor from the previous page.",
+                                        details={"fields": {"cursor": ["Not a cursor this endpoint issued."]}})
+        qs = qs.filter(pk__gt=int(pk))
+    leads = list(qs.order_by("pk")[:limit + 1])
+    more = len(leads) > limit
+    leads = leads[:limit]
+    pks = [lead.pk for lead in leads]
+    last_sent: dict[int, SentMessage] = {}
+    in_doubt: dict[int, SentMessage] = {}
+    for msg in (SentMessage.objects.filter(campaign_lead_id__in=pks,
+                                           state__in=[SentMessage.State.SENT, SentMessage.State.SENDING])
+                .order_by("step_index")):
+        if msg.state == SentMessage.State.SENT:
+            last_sent[msg.campaign_lead_id] = msg
+        else:
+            in_doubt[msg.campaign_lead_id] = msg
+    reply_of: dict[int, str] = {}
+    for lead_id, reply_id in (Reply.objects.filter(campaign_lead_id__in=pks).order_by("received_at", "pk")
+                              .values_list("campaign_lead_id", "pk")):
+        reply_of[lead_id] = reply_id  # the newest wins
+    steps = len(campaign.steps)
+    out = []
+    for lead in leads:
+        sent = last_sent.get(lead.pk)
+        doubt = in_doubt.get(lead.pk)
+        active = lead.state == CampaignLead.State.ACTIVE and lead.current_step < steps
+        out.append({
+            "email": lead.email,
+            "first_name": lead.first_name,
+            "last_name": lead.last_name,
+            "company_name": lead.company_name,
+            "status": lead_status(state=lead.state, stop_reason=lead.stop_reason, current_step=lead.current_step),
+            "state": lead.state,
+            "stop_reason": lead.stop_reason or None,
+            "stopped_at": lead.stopped_at,
+            "mailbox_id": lead.mailbox_id,
+            "last_step_sent": sent.step_index + 1 if sent else None,
+            "last_sent_at": sent.sent_at if sent else None,
+            "next_step": lead.current_step + 1 if active else None,
+            "next_send_at": lead.next_send_at if active else None,
+            "reply_id": reply_of.get(lead.pk),
+            "send_in_doubt": {
+                "message_id": doubt.message_id, "step": doubt.step_index + 1, "sending_since": doubt.sending_at,
+                "reported_at": doubt.stuck_reported_at,
+            } if doubt else None,
+        })
+    return out, (encode_cursor(leads[-1].pk) if more else None)
+
+
+def _filter_status(qs, status: str):
+    from django.db.models import Q
+
+    S = CampaignLead.State
+    if status == "queued":
+        return qs.filter(Q(state=S.PENDING) | Q(state=S.ACTIVE, current_step=0))
+    if status == "active":
+        return qs.filter(state=S.ACTIVE, current_step__gt=0)
+    if status == "finished":
+        return qs.filter(state=S.FINISHED)
+    if status == "removed_at_launch":
+        return qs.filter(state=S.REMOVED)
+    if status in ("replied", "bounced", "unsubscribed", "suppressed_at_send", "send_unknown"):
+        return qs.filter(state=S.STOPPED, stop_reason=status)
+    if status == "suppressed":
+        return qs.filter(state=S.STOPPED, stop_reason__in=SUPPRESSED_REASONS)
+    if status == "stopped":
+        return qs.filter(state=S.STOPPED).exclude(stop_reason__in={
+            "replied", "bounced", "unsubscribed", "suppressed_at_send", "send_unknown", *SUPPRESSED_REASONS})
+    raise errors.InvalidRequest(details={"fields": {"status": [f"One of {', '.join(LEAD_STATUSES)}."]}})

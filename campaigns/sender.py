@@ -1,10 +1,11 @@
 """The sender: one step to one lead, at most once.
 
-1. claim: in one transaction, lock the lead, check it is still due (the scheduler's lease), inside its
+1. claim: in one transaction, lock the lead, check it is still due (the scheduler's lease), its campaign
+   launched (not paused), inside its
    sending window, its sticky mailbox active (not suspended, not `needs_reconnect`) and under its daily cap, and its address not suppressed; then
    create the `SentMessage` row (`claimed`) and park the lead (`next_send_at = NULL`).
 2. hand over: flip the row to `sending` in one conditional UPDATE that requires the lead to be still active
-   (a reply or unsubscribe may have stopped it meanwhile). From here on the outcome belongs to SMTP.
+   (a reply or unsubscribe may have stopped it meanwhile) and its campaign still launched (a pause wins here). From here on the outcome belongs to SMTP.
 3. SMTP via `sending.transport.send_message`; then `sent` (and schedule the next step), or `failed` on a
    temporary error (retried with backoff) or a bounce (address suppressed as `bounced`).
 
@@ -120,6 +121,8 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
         if lease is None and (lead.next_send_at is None or lead.next_send_at > _now()):
             return "not_due"
         campaign: Campaign = lead.campaign
+        if campaign.state != Campaign.State.LAUNCHED:
+            return "paused"  # paused (or no longer launched): its leads keep their due time until resumed
         now = _now()
         window = campaign.sending_window
         if not in_window(window, now):
@@ -127,7 +130,7 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             return "outside_window"
         suppression = Suppression.objects.filter(workspace_id=lead.workspace_id, email=lead.email).first()
         if suppression is not None:
-            _stop(lead, suppression.reason)
+            _stop(lead, "suppressed_at_send")  # the suppression row keeps its own reason
             return "suppressed"
         mailbox = Mailbox.objects.select_for_update().filter(pk=lead.mailbox_id).first()
         if mailbox is None or mailbox.status != Mailbox.Status.ACTIVE:
@@ -178,12 +181,20 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
 
 
 def _hand_over(lead: CampaignLead, sent: SentMessage) -> str:
-    """Flip the claimed row to `sending` if the lead is still active, in one statement (the last point a stop
-    can win: a stop committed before it is seen; one committed after it is too late for this message)."""
+    """Flip the claimed row to `sending` if the lead is still active and its campaign still launched (not
+    paused), in one statement (the last point a stop or a pause can win: one committed before it is seen; one
+    committed after it is too late for this message)."""
     still_active = CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE)
-    if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).filter(Exists(still_active)).update(
-            state=SentMessage.State.SENDING, sending_at=_now()):
+    still_launched = Campaign.objects.filter(pk=lead.campaign_id, state=Campaign.State.LAUNCHED)
+    if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).filter(
+            Exists(still_active), Exists(still_launched)).update(state=SentMessage.State.SENDING, sending_at=_now()):
         return "sending"
+    if not still_launched.exists() and SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
+            state=SentMessage.State.FAILED, error="campaign paused before the message was handed to SMTP"):
+        # the lead keeps its step: due again as soon as the campaign is resumed
+        CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE, current_step=sent.step_index,
+                                    next_send_at__isnull=True).update(next_send_at=_now())
+        return "paused"
     if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
             state=SentMessage.State.FAILED, error="lead stopped before the message was handed to SMTP"):
         return "stopped"

@@ -59,10 +59,12 @@ def lead_stop(*, lead: CampaignLead, reason: str) -> bool:
 
 
 def campaign_maybe_complete(*, campaign_id) -> bool:
-    """launched -> completed once no lead is active any more. Safe to repeat."""
+    """launched (or paused) -> completed once no lead is active any more: every lead has finished its
+    sequence, replied, bounced or been suppressed or stopped. Safe to repeat."""
     if CampaignLead.objects.filter(campaign_id=campaign_id, state=CampaignLead.State.ACTIVE).exists():
         return False
-    done = bool(Campaign.objects.filter(pk=campaign_id, state=Campaign.State.LAUNCHED).update(
+    done = bool(Campaign.objects.filter(
+        pk=campaign_id, state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED]).update(
         state=Campaign.State.COMPLETED, completed_at=timezone.now()))
     if done:
         from webhooks.services import event_emit_safely
@@ -70,6 +72,55 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
         campaign = Campaign.objects.get(pk=campaign_id)
         event_emit_safely(workspace=campaign.workspace_id, type="campaign.completed", data=campaign_record(campaign))
     return done
+
+
+# --- pause and resume (CONTRACT 4.10b) --------------------------------------------------------------
+def campaign_pause(*, workspace, campaign_id) -> Campaign:
+    """launched -> paused. Once this returns nothing more is claimed for sending: the scheduler skips paused
+    campaigns, the send claim re-reads the campaign's state under the lead lock, and the hand-over to SMTP
+    (one conditional UPDATE) requires the campaign to be launched. A message already handed to SMTP finishes.
+    Leads keep their state and due times. Pausing a paused campaign is a no-op; a draft or completed campaign
+    is 409 `campaign_not_launched`."""
+    from core import errors
+
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().filter(workspace=workspace, pk=campaign_id).first()
+        if campaign is None:
+            raise errors.NotFound("No such campaign in this workspace.")
+        if campaign.state == Campaign.State.PAUSED:
+            return campaign
+        if campaign.state != Campaign.State.LAUNCHED:
+            raise errors.CampaignNotLaunched(details={"state": campaign.state})
+        campaign.state, campaign.paused_at = Campaign.State.PAUSED, timezone.now()
+        campaign.save(update_fields=["state", "paused_at"])
+    return campaign
+
+
+def campaign_resume(*, workspace, campaign_id) -> Campaign:
+    """paused -> launched, without a new approval (the launch was approved). Leads due while paused are due at
+    the next scheduler tick inside the window. Suppression is re-checked here (active leads whose address is
+    suppressed are stopped) and, as always, again in every send claim. Anything but a paused campaign is 409
+    `campaign_not_paused`."""
+    from core import errors
+
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().filter(workspace=workspace, pk=campaign_id).first()
+        if campaign is None:
+            raise errors.NotFound("No such campaign in this workspace.")
+        if campaign.state != Campaign.State.PAUSED:
+            raise errors.CampaignNotPaused(details={"state": campaign.state})
+        suppressed = CampaignLead.objects.filter(
+            campaign=campaign, state=CampaignLead.State.ACTIVE,
+            email__in=Suppression.objects.filter(workspace_id=campaign.workspace_id).values("email"))
+        reasons = dict(Suppression.objects.filter(workspace_id=campaign.workspace_id,
+                                                  email__in=suppressed.values("email")).values_list("email", "reason"))
+        campaign.state, campaign.paused_at = Campaign.State.LAUNCHED, None
+        campaign.save(update_fields=["state", "paused_at"])
+        for lead in list(suppressed):
+            lead_stop(lead=lead, reason=reasons.get(lead.email, "manual"))
+        campaign_maybe_complete(campaign_id=campaign.pk)
+    campaign.refresh_from_db()
+    return campaign
 
 
 # --- create (SPEC 4.6, CONTRACT 4.6) ----------------------------------------------------------------

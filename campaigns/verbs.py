@@ -142,7 +142,7 @@ class CreateCampaignIn(StrictSerializer):
 class CampaignOut(serializers.Serializer):
     campaign_id = serializers.UUIDField()
     name = serializers.CharField()
-    state = serializers.ChoiceField(choices=["draft", "launched", "completed"])
+    state = serializers.ChoiceField(choices=["draft", "launched", "paused", "completed"])
     leads_accepted = serializers.IntegerField()
     leads_suppressed = serializers.IntegerField(help_text="Suppressed or invalid leads filtered out.")
     suppressed_reasons = serializers.DictField(
@@ -219,5 +219,247 @@ launch_campaign = register(Verb(
         "token (and an Idempotency-Key): `status: launched`; every active mailbox is attached and leads "
         "suppressed since drafting are removed (`leads_suppressed_at_launch`). If a removal cannot be "
         "confirmed the launch aborts (409 `launch_aborted`) and the campaign stays a draft."
+    ),
+))
+
+
+# --- campaign reads and control (CONTRACT 4.10b) ------------------------------------------------------
+WAITING_REASONS = ["outside_window", "daily_cap_reached", "no_active_mailbox", "mailbox_needs_reconnect", "paused",
+                   "completed"]
+STATES = ["draft", "launched", "paused", "completed"]
+LIST_MAX = 100
+
+
+class CampaignIdIn(StrictSerializer):
+    campaign_id = serializers.UUIDField(help_text="A campaign of this workspace (another workspace's is 404).")
+
+
+class CampaignIdPathIn(StrictSerializer):
+    campaign_id = serializers.CharField(max_length=64)
+
+
+def _campaign(ctx, campaign_id):
+    import uuid
+
+    from campaigns import selectors
+
+    try:
+        pk = uuid.UUID(str(campaign_id))
+    except ValueError:
+        raise errors.NotFound("No such campaign in this workspace.") from None
+    return selectors.campaign_get(workspace=ctx.workspace, campaign_id=pk)
+
+
+class MailboxOut(serializers.Serializer):
+    mailbox_id = serializers.CharField()
+    email = serializers.CharField()
+    status = serializers.CharField(help_text="active, suspended, needs_reconnect, provisioning, failed, removed")
+
+
+class StepCountOut(serializers.Serializer):
+    step = serializers.IntegerField(help_text="1-based")
+    sent = serializers.IntegerField()
+
+
+class MessageStatsOut(serializers.Serializer):
+    sent = serializers.IntegerField()
+    sent_per_step = StepCountOut(many=True)
+    bounced = serializers.IntegerField()
+    in_doubt = serializers.IntegerField(help_text="Messages whose hand-over to SMTP never finished (a crash "
+                                                  "mid-send): never re-sent; see the leads' send_in_doubt.")
+
+
+class StatsOut(serializers.Serializer):
+    leads = serializers.DictField(child=serializers.IntegerField(), help_text=(
+        "Leads by status: queued, active, finished, replied, bounced, unsubscribed, suppressed_at_send, "
+        "suppressed, send_unknown, stopped, removed_at_launch, and total."))
+    messages = MessageStatsOut()
+    replies = serializers.DictField(child=serializers.IntegerField(), help_text="Replies by classification.")
+    leads_contacted = serializers.IntegerField()
+    bounce_rate = serializers.FloatField(allow_null=True, help_text="bounced / (sent + bounced attempts)")
+    reply_rate = serializers.FloatField(allow_null=True, help_text=(
+        "leads who replied (out-of-office and bounces excluded) / leads contacted"))
+
+
+class CampaignDetailOut(CampaignOut):
+    state = serializers.ChoiceField(choices=STATES)
+    launched_at = serializers.DateTimeField(allow_null=True)
+    paused_at = serializers.DateTimeField(allow_null=True)
+    completed_at = serializers.DateTimeField(allow_null=True)
+    next_send_at = serializers.DateTimeField(allow_null=True, help_text=(
+        "The next moment a message is due inside the sending window; null when nothing can be scheduled."))
+    waiting_reason = serializers.ChoiceField(choices=WAITING_REASONS, allow_null=True, help_text=(
+        "Why nothing is being sent right now, or null."))
+    mailboxes = MailboxOut(many=True)
+    stats = StatsOut()
+
+
+def run_get_campaign(ctx, *, campaign_id) -> Outcome:
+    from campaigns import selectors
+
+    return Outcome(result=selectors.campaign_detail(_campaign(ctx, campaign_id)))
+
+
+get_campaign = register(Verb(
+    name="get_campaign", path="/v1/campaigns/<str:campaign_id>", method="GET", run=run_get_campaign,
+    input=CampaignIdPathIn, output=CampaignDetailOut, envelope=False, record=False, tags=("campaigns",),
+    errors=(errors.NotFound,),
+    summary="Read a campaign back: state, next send or why it waits, mailboxes, stats",
+    description=(
+        "Free. The campaign record plus `state` (draft, launched, paused, completed), `next_send_at` (the next "
+        "moment a message is due inside the sending window) and `waiting_reason` (`outside_window`, "
+        "`daily_cap_reached`, `no_active_mailbox`, `mailbox_needs_reconnect`, `paused`, `completed`, or null), "
+        "the attached `mailboxes` with their state, and `stats`: leads by status, messages sent per step, "
+        "replies by classification, bounce and reply rates. Another workspace's id is 404."
+    ),
+))
+
+
+class ListCampaignsIn(StrictSerializer):
+    state = serializers.ChoiceField(choices=STATES, required=False, help_text="Only campaigns in this state.")
+    cursor = serializers.CharField(required=False, max_length=500, help_text="next_cursor of the previous page.")
+    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=LIST_MAX)
+
+
+class CampaignListItemOut(CampaignOut):
+    state = serializers.ChoiceField(choices=STATES)
+    launched_at = serializers.DateTimeField(allow_null=True)
+    paused_at = serializers.DateTimeField(allow_null=True)
+    completed_at = serializers.DateTimeField(allow_null=True)
+    next_send_at = serializers.DateTimeField(allow_null=True)
+    waiting_reason = serializers.ChoiceField(choices=WAITING_REASONS, allow_null=True)
+    messages_sent = serializers.IntegerField()
+    replies = serializers.IntegerField()
+
+
+class ListCampaignsOut(serializers.Serializer):
+    campaigns = CampaignListItemOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True, help_text="Pass as `cursor` for the next page; null at the end.")
+
+
+def run_list_campaigns(ctx, *, state=None, cursor=None, limit=50) -> Outcome:
+    from campaigns import selectors
+
+    rows, next_cursor = selectors.campaigns_page(workspace=ctx.workspace, state=state, cursor=cursor, limit=limit)
+    return Outcome(result={"campaigns": selectors.campaign_list_items(rows), "next_cursor": next_cursor})
+
+
+list_campaigns = register(Verb(
+    name="list_campaigns", path="/v1/campaigns", method="GET", run=run_list_campaigns, input=ListCampaignsIn,
+    output=ListCampaignsOut, envelope=False, record=False, tags=("campaigns",), query=("state", "cursor", "limit"),
+    summary="List campaigns, newest first",
+    description="Free. Cursor pagination (`cursor` = the previous page's `next_cursor`); filter by `state`.",
+))
+
+
+class ListLeadsIn(StrictSerializer):
+    campaign_id = serializers.CharField(max_length=64)
+    cursor = serializers.CharField(required=False, max_length=500, help_text="next_cursor of the previous page.")
+    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=LIST_MAX)
+    status = serializers.ChoiceField(required=False, choices=[
+        "queued", "active", "finished", "replied", "bounced", "unsubscribed", "suppressed_at_send", "suppressed",
+        "send_unknown", "stopped", "removed_at_launch"], help_text="Only leads with this status.")
+
+
+class SendInDoubtOut(serializers.Serializer):
+    message_id = serializers.CharField()
+    step = serializers.IntegerField()
+    sending_since = serializers.DateTimeField()
+    reported_at = serializers.DateTimeField(allow_null=True, help_text="When the sweeper declared it stuck.")
+
+
+class CampaignLeadOut(serializers.Serializer):
+    email = serializers.CharField()
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    company_name = serializers.CharField()
+    status = serializers.CharField(help_text="queued, active, finished, replied, bounced, unsubscribed, "
+                                             "suppressed_at_send, suppressed, send_unknown, stopped, removed_at_launch")
+    state = serializers.CharField(help_text="pending, active, finished, stopped, removed")
+    stop_reason = serializers.CharField(allow_null=True)
+    stopped_at = serializers.DateTimeField(allow_null=True)
+    mailbox_id = serializers.CharField(allow_null=True)
+    last_step_sent = serializers.IntegerField(allow_null=True, help_text="1-based")
+    last_sent_at = serializers.DateTimeField(allow_null=True)
+    next_step = serializers.IntegerField(allow_null=True, help_text="1-based")
+    next_send_at = serializers.DateTimeField(allow_null=True)
+    reply_id = serializers.CharField(allow_null=True, help_text="The newest reply from this lead (get_replies).")
+    send_in_doubt = SendInDoubtOut(allow_null=True, help_text=(
+        "A message that was mid-send at a crash: its outcome is unknown and it is never re-sent; the lead is "
+        "stopped (`send_unknown`) once it is reported. Check the mailbox's Sent folder and decide."))
+
+
+class ListLeadsOut(serializers.Serializer):
+    leads = CampaignLeadOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+def run_list_campaign_leads(ctx, *, campaign_id, cursor=None, limit=50, status=None) -> Outcome:
+    from campaigns import selectors
+
+    campaign = _campaign(ctx, campaign_id)
+    leads, next_cursor = selectors.campaign_leads_page(campaign=campaign, cursor=cursor, limit=limit,
+                                                       status=status or "")
+    return Outcome(result={"leads": leads, "next_cursor": next_cursor})
+
+
+list_campaign_leads = register(Verb(
+    name="list_campaign_leads", path="/v1/campaigns/<str:campaign_id>/leads", method="GET",
+    run=run_list_campaign_leads, input=ListLeadsIn, output=ListLeadsOut, envelope=False, record=False,
+    tags=("campaigns",), query=("cursor", "limit", "status"), errors=(errors.NotFound,),
+    summary="A campaign's leads: status, last step sent, next step due, reply",
+    description=(
+        "Free. In the order the leads were given; cursor pagination; filter by `status`. A lead whose message was "
+        "mid-send at a crash carries `send_in_doubt` (and, once reported, status `send_unknown`): it was not "
+        "re-sent, so an operator can decide."
+    ),
+))
+
+
+class CampaignStateOut(serializers.Serializer):
+    campaign_id = serializers.UUIDField()
+    state = serializers.ChoiceField(choices=STATES)
+    paused_at = serializers.DateTimeField(allow_null=True)
+    next_send_at = serializers.DateTimeField(allow_null=True)
+    waiting_reason = serializers.ChoiceField(choices=WAITING_REASONS, allow_null=True)
+
+
+def _state_result(campaign) -> dict:
+    from campaigns import selectors
+
+    next_send_at, reason = selectors.campaign_schedule(campaign)
+    return {"campaign_id": str(campaign.pk), "state": campaign.state, "paused_at": campaign.paused_at,
+            "next_send_at": next_send_at, "waiting_reason": reason}
+
+
+def run_pause(ctx, *, campaign_id) -> Outcome:
+    return Outcome(result=_state_result(services.campaign_pause(workspace=ctx.workspace, campaign_id=campaign_id)))
+
+
+def run_resume(ctx, *, campaign_id) -> Outcome:
+    return Outcome(result=_state_result(services.campaign_resume(workspace=ctx.workspace, campaign_id=campaign_id)))
+
+
+pause_campaign = register(Verb(
+    name="pause_campaign", path="/v1/pause_campaign", run=run_pause, input=CampaignIdIn, output=CampaignStateOut,
+    scope="campaign:launch", max_charge=0, tags=("campaigns",),
+    errors=(errors.NotFound, errors.CampaignNotLaunched),
+    summary="Pause a launched campaign: nothing more is sent until it is resumed",
+    description=(
+        "Free; safe to repeat (pausing a paused campaign answers its state). Once this returns nothing more is "
+        "claimed for sending; a message already handed to SMTP finishes. Leads keep their place. A draft or "
+        "completed campaign is 409 `campaign_not_launched`."
+    ),
+))
+
+resume_campaign = register(Verb(
+    name="resume_campaign", path="/v1/resume_campaign", run=run_resume, input=CampaignIdIn, output=CampaignStateOut,
+    scope="campaign:launch", idempotency="required", max_charge=0, tags=("campaigns",),
+    errors=(errors.NotFound, errors.CampaignNotPaused),
+    summary="Resume a paused campaign (no new approval: the launch was approved)",
+    description=(
+        "Free; needs an Idempotency-Key. Leads due while paused are sent at the next tick inside the window; "
+        "suppression is re-checked now and at every send. A campaign that is not paused (a completed one "
+        "included) is 409 `campaign_not_paused`."
     ),
 ))

@@ -46,6 +46,8 @@ ConfirmationUsed = _error("ConfirmationUsed", "confirmation_used", 409, "The con
 SendingCapacityRequired = _error("SendingCapacityRequired", "sending_capacity_required", 409, "No active sending mailbox: buy capacity with setup_sending first.")
 CampaignNotDraft = _error("CampaignNotDraft", "campaign_not_draft", 409, "The campaign is not a draft.")
 LaunchAborted = _error("LaunchAborted", "launch_aborted", 409, "A suppression removal could not be confirmed; the campaign stays a draft.")
+CampaignNotLaunched = _error("CampaignNotLaunched", "campaign_not_launched", 409, "Only a launched campaign can be paused.")
+CampaignNotPaused = _error("CampaignNotPaused", "campaign_not_paused", 409, "The campaign is not paused: there is nothing to resume.")
 ConfirmationExpired = _error("ConfirmationExpired", "confirmation_expired", 410, "The confirmation token has expired.")
 PayloadTooLarge = _error("PayloadTooLarge", "payload_too_large", 413, "The request body is larger than 16 MiB.")
 UnsupportedMediaType = _error("UnsupportedMediaType", "unsupported_media_type", 415, "Send the body as JSON with Content-Type: application/json.")
@@ -59,7 +61,8 @@ ALL_ERRORS: list[type[DomainError]] = [
     InvalidRequest, ConfirmationInvalid, ModelNotAllowed, Unauthenticated, InsufficientCredits,
     SpendCeilingExceeded, InsufficientScope, ConfirmationDenied, NotFound, MethodNotAllowed,
     IdempotencyKeyReused, IdempotencyInProgress, ConfirmationPending, ConfirmationUsed,
-    SendingCapacityRequired, CampaignNotDraft, LaunchAborted, ConfirmationExpired, PayloadTooLarge,
+    SendingCapacityRequired, CampaignNotDraft, LaunchAborted, CampaignNotLaunched, CampaignNotPaused,
+    ConfirmationExpired, PayloadTooLarge,
     UnsupportedMediaType, IdempotencyKeyRequired, RateLimited, Internal, ProviderUnavailable,
     OperationUnknownState,
 ]

@@ -72,6 +72,7 @@ class Verb:
     tags: tuple = ()
     test_only: bool = False
     rest_route: bool = True  # False when the app serves its own REST route (e.g. streaming LLM chat)
+    query: tuple = ()  # GET verbs: input fields read from the query string (e.g. cursor, state), besides the path
 
     @property
     def tool_name(self) -> str:

@@ -41,6 +41,9 @@ class VerbView(APIView):
                 return {**body, **kwargs} if kwargs else body  # path parameters (/v1/webhooks/<id>/test)
         else:
             raw = dict(kwargs)
+            for name in verb.query:  # declared query parameters only; others are ignored as before
+                if name in django_request.GET:
+                    raw[name] = django_request.GET[name]
         resp = execute(verb, ctx=ctx, raw=raw, idempotency_key=django_request.headers.get("Idempotency-Key"))
         return http_response(resp)
 
@@ -92,6 +95,17 @@ def _documented_view(verb: Verb):
             + ("Required." if verb.idempotency == "required" else
                "Required when confirmation_token is sent." if callable(verb.idempotency) else "Optional."),
         ))
+    if verb.query and verb.input is not None:
+        from drf_spectacular.utils import OpenApiParameter
+        from rest_framework import serializers as drf_serializers
+
+        fields = verb.input().fields
+        for name in verb.query:
+            f = fields[name]
+            kind = int if isinstance(f, drf_serializers.IntegerField) else str
+            enum = list(f.choices) if isinstance(f, drf_serializers.ChoiceField) else None
+            parameters.append(OpenApiParameter(name, kind, OpenApiParameter.QUERY, required=False, enum=enum,
+                                               description=str(f.help_text or "")))
     description = verb.description
     if verb.scope:
         description += f"\n\nRequires scope `{verb.scope}`."

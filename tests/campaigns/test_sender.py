@@ -186,7 +186,7 @@ def test_suppression_rechecked_in_claim_transaction(launched, settings, workspac
     run_tick()
     assert [m["To"] for m in sink_messages(settings)] == ["Ann <ann@acme.test>"]
     lead = CampaignLead.objects.get(email="bob@beta.test")
-    assert (lead.state, lead.stop_reason) == ("stopped", "unsubscribed")
+    assert (lead.state, lead.stop_reason) == ("stopped", "suppressed_at_send")
     assert not SentMessage.objects.filter(campaign_lead=lead).exists()
 
 
