@@ -356,3 +356,18 @@ def grant_revoke(*, grant: OAuthGrant) -> OAuthGrant:
 def grants_for(*, workspace: Workspace):
     return (OAuthGrant.objects.filter(workspace=workspace).select_related("api_key", "user", "client")
             .order_by("revoked_at", "-created_at"))
+
+
+def oauth_purge() -> dict:
+    """Periodic: forget what can no longer be used. Authorization requests after a day; tokens a day after
+    they expired (a spent refresh token is kept until then, so its reuse is still detected); clients
+    (registered or fetched) unused for 30 days that have no grant."""
+    from django.db.models import Q
+
+    now = timezone.now()
+    requests = OAuthAuthorization.objects.filter(created_at__lt=now - timedelta(days=1)).delete()[0]
+    tokens = OAuthToken.objects.filter(expires_at__lt=now - timedelta(days=1)).delete()[0]
+    stale = now - timedelta(days=30)
+    clients = (OAuthClient.objects.filter(grants__isnull=True, created_at__lt=stale)
+               .filter(Q(fetched_at__isnull=True) | Q(fetched_at__lt=stale)).delete()[0])
+    return {"authorizations": requests, "tokens": tokens, "clients": clients}

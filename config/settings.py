@@ -494,6 +494,11 @@ WEBHOOK_RETRY_HOURS = env_int("WEBHOOK_RETRY_HOURS", 24)
 WEBHOOK_RETRY_BASE_SECONDS = env_int("WEBHOOK_RETRY_BASE_SECONDS", 30)
 WEBHOOK_LEASE_SECONDS = env_int("WEBHOOK_LEASE_SECONDS", 60)
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.tasks.sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}
+WEBHOOK_RETENTION_DAYS = env_int("WEBHOOK_RETENTION_DAYS", 30)  # events and their delivery log are kept this long
+CELERY_BEAT_SCHEDULE["webhooks-purge"] = {"task": "webhooks.tasks.purge", "schedule": 3600.0}
+CELERY_BEAT_SCHEDULE["accounts-oauth-purge"] = {"task": "accounts.tasks.oauth_purge", "schedule": 3600.0}
+# Dynamic client registrations (POST /oauth/register) per client IP per minute.
+OAUTH_REGISTRATIONS_PER_MINUTE = env_int("OAUTH_REGISTRATIONS_PER_MINUTE", 20)
 # replies (issue 8), continued: optional LLM classifier for person-written replies; an id from LLM_MODELS_FILE,
 # empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
 REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "")

@@ -213,6 +213,27 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         return client_info(row)
 
 
+class RegistrationThrottle:
+    """Dynamic registration is open to anyone: at most OAUTH_REGISTRATIONS_PER_MINUTE per client IP."""
+
+    def __init__(self, handler: RegistrationHandler):
+        self.handler = handler
+
+    async def handle(self, request: Request):
+        from django.conf import settings
+        from starlette.responses import JSONResponse
+
+        from core.ratelimit import hit
+
+        ip = request.client.host if request.client else "unknown"
+        rate = await _sync(hit)(f"oauth-register:{ip}", limit=getattr(settings, "OAUTH_REGISTRATIONS_PER_MINUTE", 20))
+        if not rate.allowed:
+            return JSONResponse({"error": "temporarily_unavailable",
+                                 "error_description": "Too many client registrations from this address; retry later."},
+                                status_code=429, headers={"Retry-After": str(max(rate.reset, 1))})
+        return await self.handler.handle(request)
+
+
 def metadata() -> OAuthMetadata:
     base = oauth.issuer()
     return OAuthMetadata(
@@ -253,7 +274,8 @@ def routes() -> list[Route]:
               methods=["GET", "POST"]),
         Route(TOKEN_PATH, endpoint=_cors(_limited(request_response(TokenHandler(provider, authenticator).handle)),
                                          ["POST", "OPTIONS"]), methods=["POST", "OPTIONS"]),
-        Route(REGISTER_PATH, endpoint=_cors(_limited(request_response(registration.handle)), ["POST", "OPTIONS"]),
+        Route(REGISTER_PATH, endpoint=_cors(_limited(request_response(RegistrationThrottle(registration).handle)),
+                                            ["POST", "OPTIONS"]),
               methods=["POST", "OPTIONS"]),
         Route(REVOKE_PATH, endpoint=_cors(_limited(request_response(RevocationHandler(provider, authenticator).handle)),
                                           ["POST", "OPTIONS"]), methods=["POST", "OPTIONS"]),

@@ -421,3 +421,10 @@ def balances_check() -> int:
         elif not low and alert.fired_at is not None:
             BalanceAlert.objects.filter(pk=alert.pk).update(fired_at=None)
     return fired
+
+
+def events_purge(*, days: int = 30) -> int:
+    """Events (and their deliveries) older than `days` with nothing left to send."""
+    cutoff = timezone.now() - timedelta(days=days)
+    old = WebhookEvent.objects.filter(created_at__lt=cutoff).exclude(deliveries__status=WebhookDelivery.Status.PENDING)
+    return old.delete()[0]

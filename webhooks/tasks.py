@@ -20,3 +20,12 @@ def sweep() -> int:
     due = deliveries_due()
     _enqueue(due)
     return len(due)
+
+
+@shared_task(name="webhooks.tasks.purge")
+def purge() -> int:
+    from django.conf import settings
+
+    from webhooks.services import events_purge
+
+    return events_purge(days=getattr(settings, "WEBHOOK_RETENTION_DAYS", 30))

@@ -429,3 +429,30 @@ def test_client_id_metadata_document(oauth_live, settings):
         assert bad.status_code == 400
     finally:
         server.shutdown()
+
+
+def test_registration_is_throttled_per_address(oauth_live, settings):
+    settings.OAUTH_REGISTRATIONS_PER_MINUTE = 2
+    body = {"client_name": "spam", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
+    codes = [httpx2.post(settings.BASE_URL + "/oauth/register", json=body, timeout=10).status_code for _ in range(3)]
+    assert codes == [201, 201, 429]
+
+
+def test_purge_forgets_what_can_no_longer_be_used(oauth_live, settings):
+    import time_machine
+    from django.utils import timezone
+
+    from accounts.models import OAuthAuthorization, OAuthClient
+    from accounts.oauth import oauth_purge
+
+    reg = httpx2.post(settings.BASE_URL + "/oauth/register", timeout=10, json={
+        "client_name": "old", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}).json()
+    _, challenge = _pkce()
+    httpx2.get(settings.BASE_URL + "/oauth/authorize", timeout=10, params={
+        "client_id": reg["client_id"], "redirect_uri": REDIRECT, "response_type": "code", "code_challenge": challenge})
+    assert OAuthAuthorization.objects.count() == 1
+    assert oauth_purge() == {"authorizations": 0, "tokens": 0, "clients": 0}
+    with time_machine.travel(timezone.now() + timedelta(days=31)):
+        purged = oauth_purge()
+    assert purged["authorizations"] == 1 and purged["clients"] >= 1
+    assert not OAuthClient.objects.filter(client_id=reg["client_id"]).exists()

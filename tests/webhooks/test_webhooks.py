@@ -280,3 +280,13 @@ def test_other_workspace_events_do_not_reach_an_endpoint(api, receiver, queued):
     create(api, receiver.url)
     other, _, _ = make_workspace()
     assert services.event_emit(workspace=other, type="approval.requested", data={}) is None
+
+
+def test_events_are_purged_after_the_retention_period(api, workspace, receiver, queued):
+    create(api, receiver.url)
+    emit(workspace)
+    services.delivery_attempt(delivery_id=queued[0])
+    assert services.events_purge(days=30) == 0
+    with time_machine.travel(timezone.now() + timedelta(days=31)):
+        assert services.events_purge(days=30) == 2  # the event and its delivery
+    assert WebhookDelivery.objects.count() == 0
