@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignLead, Suppression
 from campaigns.selectors import normalize_address
+from core.emails import parse_address
 
 logger = logging.getLogger("campaigns")
 
@@ -128,16 +129,12 @@ CREATE_REASONS = ("unsubscribed", "bounced", "replied", "invalid_email", "duplic
 
 
 def email_syntax_normalize(email) -> str | None:
-    """A syntactically valid address, normalized (lower-case), or None. Nothing is looked up."""
-    from email_validator import EmailNotValidError, validate_email
-
+    """A syntactically valid address, normalized (lower-case), or None. Nothing is looked up. The same rule as
+    the verifier's (`core.emails.parse_address`)."""
     if not isinstance(email, str) or not email.strip() or len(email) > 254:
         return None
-    try:
-        info = validate_email(email.strip(), check_deliverability=False, test_environment=True)
-    except EmailNotValidError:
-        return None
-    return normalize_address(info.normalized)
+    parsed = parse_address(email)
+    return parsed.normalized if parsed else None
 
 
 def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict], sending_window: dict) -> Campaign:

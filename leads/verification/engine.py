@@ -8,7 +8,7 @@ Statuses and reasons:
 | status | reason |
 |---|---|
 | valid | `accepted` |
-| invalid | `invalid_syntax`, `disposable`, `no_domain` (NXDOMAIN), `null_mx` (RFC 7505), `no_mail_host` (no MX and no A/AAAA, or every MX host is a name that does not exist), `user_unknown`, `rejected` (a 5xx to RCPT naming no policy reason) |
+| invalid | `invalid_syntax` (syntax only: names under `.test` and other special-use names are looked up like any other), `disposable`, `no_domain` (NXDOMAIN; `.invalid` and `.localhost` without a lookup, RFC 6761), `null_mx` (RFC 7505), `no_mail_host` (no MX and no A/AAAA, or every MX host is a name that does not exist), `user_unknown`, `rejected` (a 5xx to RCPT naming no policy reason) |
 | risky | `role_account` (deliverable role address), `mailbox_full` (452 4.2.2 / 552 5.2.2) |
 | catch_all_valid | `delivery_evidence` |
 | catch_all_unknown | `catch_all` |
@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from email_validator import EmailNotValidError, validate_email
 
+from core import emails
 from leads.verification import dnslayer, lists
 from leads.verification import smtpclient as sc
 
@@ -293,19 +293,11 @@ def _random_local() -> str:
     return f"nx{secrets.token_hex(8)}"
 
 
-MAX_ADDRESS_LENGTH = 320  # RFC 5321 allows 254; anything far longer is rejected before parsing (cost bound)
-
-
 def parse_address(address: str) -> tuple[str, str, str] | None:
-    """(local part as given, lower-cased ASCII domain, lower-cased lookup key), or None when malformed."""
-    if not isinstance(address, str) or len(address) > MAX_ADDRESS_LENGTH:
-        return None
-    try:
-        parsed = validate_email(address, check_deliverability=False)
-    except (EmailNotValidError, TypeError, ValueError):
-        return None
-    domain = (parsed.ascii_domain or parsed.domain).lower()
-    return parsed.local_part, domain, f"{parsed.local_part.lower()}@{domain}"
+    """(local part as given, lower-cased ASCII domain, lower-cased lookup key), or None when malformed: the one
+    syntax rule of `core.emails.parse_address` (special-use names such as `.test` are names like any other)."""
+    parsed = emails.parse_address(address)
+    return (parsed.local_part, parsed.domain, parsed.key) if parsed else None
 
 
 def verify(address: str, *, memory: Memory | None = None, config: Config | None = None,
@@ -333,6 +325,9 @@ def verify(address: str, *, memory: Memory | None = None, config: Config | None 
 
     if result.is_disposable:
         return done("invalid", "disposable")
+    if emails.parse_address(address).never_exists:  # .invalid / .localhost: RFC 6761 lets us answer without DNS
+        result.trace.append(f"{domain}: a reserved name that never exists (RFC 6761)")
+        return done("invalid", "no_domain")
 
     try:
         route = dnslayer.mail_route(domain)

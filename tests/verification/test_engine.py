@@ -471,3 +471,34 @@ def test_ipv6_only_mx_host(net, settings):
     settings.VERIFIER_ALLOW_PRIVATE_NETWORKS = False
     assert run("jane@v6.com").reason == "blocked_address"
     assert script.connections == 1
+
+
+# --- RFC 6761: syntax is syntax only (issue 14.1) ------------------------------------------------------------
+def test_names_under_test_are_asked_to_dns_like_any_other(net):
+    """`.test` is a special-use name, not a syntax error: the operator's resolver is asked and its answer decides."""
+    net.simple("anything.test", users=["alice@anything.test"])
+    res = run("alice@anything.test")
+    assert (res.status, res.reason, res.mx_host) == ("valid", "accepted", "mx1.anything.test")
+    assert net.zone.queries > 0
+    missing = run("bob@nowhere.test")
+    assert (missing.status, missing.reason) == ("invalid", "no_domain")  # DNS's NXDOMAIN, not invalid_syntax
+
+
+@pytest.mark.parametrize("address", ["alice@host.invalid", "alice@box.localhost"])
+def test_invalid_and_localhost_never_exist_without_a_lookup(net, address):
+    res = run(address)
+    assert (res.status, res.reason) == ("invalid", "no_domain")
+    assert net.zone.queries == 0
+
+
+def test_campaign_leads_and_the_verifier_share_one_syntax_rule():
+    from campaigns.services import email_syntax_normalize
+
+    samples = ["alice@anything.test", "Alice@Host.Invalid", "x@sub.example.local", "bob@acme.com", "a@b@c.com",
+               "jane@acme..com", "no-at-sign", "ünïcode@bücher.de", "jane@", "user@[127.0.0.1]", " pad@acme.com ",
+               "x" * 65 + "@acme.com", "dot.@acme.com"]
+    for address in samples:
+        verifier_ok = engine.parse_address(address) is not None
+        campaign_ok = email_syntax_normalize(address) is not None
+        assert verifier_ok == campaign_ok, address
+    assert email_syntax_normalize("Alice@Anything.TEST") == "alice@anything.test"
