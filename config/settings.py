@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from the package: /docs works offline, pinned
     "django_celery_beat",
     "allauth",
     "allauth.account",
@@ -242,6 +243,9 @@ SPECTACULAR_SETTINGS = {
         "Every verb response is `{result, service}`; every error is `{error: {code, message, request_id}}`."
     ),
     "VERSION": "1.0.0",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],

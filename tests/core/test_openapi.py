@@ -41,3 +41,19 @@ def test_health(client, db):
     assert client.get("/healthz").json() == {"status": "ok"}
     r = client.get("/readyz")
     assert r.status_code == 200 and r.json()["checks"]["database"] == "ok"
+
+
+def test_docs_pages_load_swagger_ui_and_redoc_from_this_server(client, settings):
+    """/docs works offline: every script and stylesheet the pages load is served by this service (no CDN), and
+    each of them answers 200 (issue 14.3)."""
+    import re
+
+    settings.ROOT_URLCONF = "config.urls"
+    for page in ("/docs", "/docs/redoc"):
+        html = client.get(page).content.decode()
+        assets = re.findall(r'(?:src|href)="([^"]+\.(?:js|css|png))"', html)
+        assert assets, page
+        for url in assets:
+            assert url.startswith("/static/"), f"{page} loads {url} from outside this server"
+            assert client.get(url).status_code == 200, url
+        assert "cdn.jsdelivr" not in html and "unpkg" not in html
