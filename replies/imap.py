@@ -36,20 +36,52 @@ class ImapError(Exception):
     pass
 
 
+class _PinnedIMAP4(imaplib.IMAP4):
+    """IMAP to an address already resolved and vetted (`sending.transport.allowed_address`), not to the name."""
+
+    def __init__(self, host: str, port: int, *, address: str, timeout: float | None):
+        self._address = address
+        super().__init__(host, port, timeout=timeout)
+
+    def _create_socket(self, timeout):
+        return socket.create_connection((self._address, self.port), timeout)
+
+
+class _PinnedIMAP4_SSL(imaplib.IMAP4_SSL):
+    """Implicit TLS to the vetted address; the certificate is still checked against the host name."""
+
+    def __init__(self, host: str, port: int, *, address: str, ssl_context, timeout: float | None):
+        self._address = address
+        super().__init__(host, port, ssl_context=ssl_context, timeout=timeout)
+
+    def _create_socket(self, timeout):
+        sock = socket.create_connection((self._address, self.port), timeout)
+        return self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+
+
 def connect(mailbox, *, timeout: float | None = None) -> imaplib.IMAP4:
+    """Log in to the mailbox's IMAP server. Every connection applies the same private-address guard as SMTP
+    (`sending.transport.allowed_address`): the name is resolved once, each time, its addresses vetted, and the
+    connection made to the vetted address (a name that re-resolves elsewhere, DNS rebinding, cannot slip
+    through). Plain IMAP (security none) is allowed to a loopback address only."""
     from sending.crypto import decrypt
-    from sending.transport import tls_context
+    from sending.transport import BlockedAddress, allowed_address, tls_context
 
     timeout = timeout or getattr(settings, "REPLIES_IMAP_TIMEOUT_SECONDS", 30)
     host, port = mailbox.imap_host, mailbox.imap_port
     security = mailbox.imap_security
-    if security == "none" and not _loopback(host):
+    port = port or (993 if security == "ssl" else 143)
+    try:
+        address = allowed_address(host, port)
+    except BlockedAddress as exc:
+        raise ImapError(f"{host}:{port}: {exc}") from exc
+    if security == "none" and not ipaddress.ip_address(address.split("%")[0]).is_loopback:
         raise ImapError(f"{host}: plain IMAP (security none) is only allowed to a loopback test server")
     try:
         if security == "ssl":
-            conn = imaplib.IMAP4_SSL(host, port or 993, ssl_context=tls_context(), timeout=timeout)
+            conn = _PinnedIMAP4_SSL(host, port, address=address, ssl_context=tls_context(), timeout=timeout)
         else:
-            conn = imaplib.IMAP4(host, port or 143, timeout=timeout)
+            conn = _PinnedIMAP4(host, port, address=address, timeout=timeout)
             if security == "starttls":
                 conn.starttls(ssl_context=tls_context())
         if getattr(mailbox, "auth", "password") == "oauth2":
@@ -81,15 +113,6 @@ def _login_xoauth2(conn: imaplib.IMAP4, mailbox) -> None:
             if attempt == 2:
                 raise
             oauth.token_invalidate(mailbox)
-
-
-def _loopback(host: str) -> bool:
-    """Plain-text IMAP would send the password in the clear: only to this machine (local test peers)."""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
 
 
 def _claim(mailbox) -> ImapCursor | None:

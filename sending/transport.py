@@ -100,19 +100,30 @@ class BlockedAddress(Exception):
 def check_host_allowed(host: str, port: int) -> None:
     """Refuse mail servers on loopback, private or link-local addresses (an SSRF guard for operator-entered
     hosts) unless SENDING_ALLOW_PRIVATE_NETWORKS is on (default: on in sandbox mode only)."""
+    if getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False):
+        return
+    allowed_address(host, port)
+
+
+def allowed_address(host: str, port: int) -> str:
+    """Resolve `host` once and vet every address it has (all public, unless SENDING_ALLOW_PRIVATE_NETWORKS);
+    returns the address to connect to. Connecting to this address rather than the name means a second
+    resolution (DNS rebinding) cannot swap in a private address after the check. Raises BlockedAddress."""
     import ipaddress
     import socket
 
-    if getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False):
-        return
     try:
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     except OSError as exc:
         raise BlockedAddress(f"{host} does not resolve: {exc}") from exc
-    for info in infos:
-        addr = ipaddress.ip_address(info[4][0])
-        if not addr.is_global or addr.is_multicast:
-            raise BlockedAddress(f"{host} resolves to a non-public address ({addr})")
+    if not infos:
+        raise BlockedAddress(f"{host} does not resolve")
+    if not getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False):
+        for info in infos:
+            addr = ipaddress.ip_address(info[4][0].split("%")[0])
+            if not addr.is_global or addr.is_multicast:
+                raise BlockedAddress(f"{host} resolves to a non-public address ({addr})")
+    return infos[0][4][0]
 
 
 def _dkim_sign(mailbox: Mailbox, raw: bytes) -> bytes:
