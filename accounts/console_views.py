@@ -142,12 +142,14 @@ def _daily_chart(ws, days: int = 30) -> dict:
 
 
 # --- API keys ---------------------------------------------------------------------------------------
+NEW_KEY_SESSION = "console_new_key"
+
+
 @never_cache
 @console_page
 @require_http_methods(["GET", "POST"])
 def keys(request, membership):
     ws = membership.workspace
-    created = None
     form = KeyCreateForm()
     if request.method == "POST":
         if not membership.can_approve:
@@ -156,8 +158,16 @@ def keys(request, membership):
         if form.is_valid():
             key, plaintext = services.key_create(workspace=ws, name=form.cleaned_data["name"],
                                                  scopes=form.cleaned_data["scopes"], created_by=request.user)
-            created = {"key": key, "plaintext": plaintext}  # shown once, in this response only
-            form = KeyCreateForm()
+            # POST/redirect/GET: a reload of the page that shows the key must not create another one. The
+            # plaintext waits in the server-side session for the one GET that follows, which removes it.
+            request.session[NEW_KEY_SESSION] = {"key_id": str(key.pk), "plaintext": plaintext}
+            return redirect("console:keys")
+    created = None
+    pending = request.session.pop(NEW_KEY_SESSION, None)
+    if pending:
+        key = ApiKey.objects.filter(workspace=ws, pk=pending["key_id"]).first()
+        if key is not None:
+            created = {"key": key, "plaintext": pending["plaintext"]}  # shown once, on this page only
     listing = ApiKey.objects.filter(workspace=ws, oauth_grant__isnull=True).order_by("revoked_at", "-created_at")
     from accounts.oauth import grants_for
 

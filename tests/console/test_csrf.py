@@ -58,7 +58,7 @@ def test_forms_work_with_the_token(workspace, owner):
     c.force_login(owner)
     c.get("/console/keys/")
     resp = c.post("/console/keys/", {"name": "ok", "csrfmiddlewaretoken": c.cookies["csrftoken"].value})
-    assert resp.status_code == 200 and ApiKey.objects.filter(name="ok").exists()
+    assert resp.status_code == 302 and ApiKey.objects.filter(name="ok").exists()
 
 
 def test_sign_in_forms_reject_a_post_without_token(owner):

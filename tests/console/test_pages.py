@@ -20,6 +20,8 @@ pytestmark = pytest.mark.django_db
 # --- keys -------------------------------------------------------------------------------------------
 def test_create_key_shown_once_then_call_api_and_revoke(console, workspace):
     resp = console.post("/console/keys/", {"name": "agent", "scopes": ["campaign:write", "assets:purchase"]})
+    assert resp.status_code == 302 and resp["Location"] == "/console/keys/"  # POST/redirect/GET
+    resp = console.get(resp["Location"])
     assert resp.status_code == 200 and "no-store" in resp["Cache-Control"]
     html = resp.content.decode()
     key = ApiKey.objects.get(workspace=workspace, name="agent")
@@ -34,6 +36,15 @@ def test_create_key_shown_once_then_call_api_and_revoke(console, workspace):
     assert "Copy" in html
     console.post(f"/console/keys/{key.pk}/revoke/")
     assert Api(plaintext).get("/v1/usage").status_code == 401
+
+
+def test_reloading_the_page_that_shows_a_new_key_creates_no_second_key(console, workspace):
+    """Issue 14.5: the browser's reload repeats the GET it was redirected to, never the POST."""
+    first = console.post("/console/keys/", {"name": "agent", "scopes": ["campaign:write"]}, follow=True)
+    assert 'id="new-key"' in first.content.decode()
+    again = console.get("/console/keys/")  # the reload
+    assert 'id="new-key"' not in again.content.decode()  # shown once
+    assert ApiKey.objects.filter(workspace=workspace, name="agent").count() == 1
 
 
 def test_key_create_rejects_unknown_scope(console, workspace):
