@@ -174,5 +174,19 @@ def handler400(request, exception=None):
     return error_response(InvalidRequest(), request)
 
 
+API_PREFIXES = ("/v1/", "/v1", "/mcp", "/openapi.json", "/.well-known/")
+
+
 def handler403(request, exception=None):
-    return error_response(InsufficientScope("Forbidden."), request)
+    """The API (/v1, /mcp) answers the envelope; a browser on a page (Django admin as a signed-in member who is
+    not staff, the console) gets an HTML 403 page."""
+    path = getattr(request, "path", "") or ""
+    if path.startswith(API_PREFIXES):
+        return error_response(InsufficientScope("Forbidden."), request)
+    from django.shortcuts import render
+
+    rid = current_request_id(request)
+    response = render(request, "403.html", {"request_id": rid, "is_admin": path.startswith("/admin")}, status=403)
+    if rid:
+        response["X-Request-Id"] = rid
+    return response

@@ -73,7 +73,13 @@ class RequestIdMiddleware:
 
     def process_exception(self, request, exception):
         # Faults outside the verb pipeline (console pages, webhooks): log the traceback with the request id;
-        # Django then renders handler500, which is the `internal` envelope without internals.
+        # Django then renders handler500, which is the `internal` envelope without internals. A 404 or 403 that
+        # a view raised on purpose is an answer, not a fault: not logged.
+        from django.core.exceptions import PermissionDenied
+        from django.http import Http404
+
+        if isinstance(exception, Http404 | PermissionDenied):
+            return None
         logging.getLogger("core.errors").error(
             "unhandled exception (request_id=%s) on %s %s", getattr(request, "request_id", None), request.method,
             request.path, exc_info=exception,

@@ -56,3 +56,21 @@ def test_non_staff_cannot_use_admin(owner):
     c = Client()
     c.force_login(owner)
     assert c.get("/admin/accounts/workspace/").status_code == 302
+
+
+def test_admin_as_a_signed_in_member_who_is_not_staff_is_an_html_403(workspace, owner, settings, caplog):
+    """Issue 14.6: a browser gets a page, not the API's JSON; /v1 keeps the envelope."""
+    import logging
+
+    settings.ROOT_URLCONF = "config.urls"
+    caplog.set_level(logging.ERROR, logger="core.errors")
+    c = Client()
+    c.force_login(owner)
+    resp = c.get("/admin/", follow=True)
+    assert resp.status_code == 403
+    assert resp["Content-Type"].startswith("text/html")
+    html = resp.content.decode()
+    assert "403 Forbidden" in html and "staff" in html and "/console/" in html
+    assert not caplog.records  # an intended refusal is not logged as a fault
+    api = c.get("/v1/usage")  # the API door keeps its envelope
+    assert api["Content-Type"].startswith("application/json") and "error" in api.json()
