@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from core.admin import ReadOnlyAdmin
-from replies.models import ImapCursor, InboundMessage, Reply
+from replies.models import ImapCursor, InboundMessage, Reply, ReplyCorrection
 
 
 @admin.register(InboundMessage)
@@ -30,3 +30,9 @@ class ReplyAdmin(ReadOnlyAdmin):
 @admin.register(ImapCursor)
 class ImapCursorAdmin(ReadOnlyAdmin):
     list_display = ("mailbox", "folder", "uidvalidity", "last_uid", "last_polled_at", "failures", "last_error")
+
+
+@admin.register(ReplyCorrection)
+class ReplyCorrectionAdmin(ReadOnlyAdmin):
+    list_display = ("reply", "workspace", "from_label", "to_label", "corrected_by_email", "corrected_at")
+    list_filter = ("from_label", "to_label")

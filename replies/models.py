@@ -121,3 +121,26 @@ class ImapCursor(models.Model):
 
     def __str__(self):
         return f"{self.mailbox_id} {self.folder} {self.uidvalidity}:{self.last_uid}"
+
+
+class ReplyCorrection(models.Model):
+    """A human's correction of a reply's label in the console: who, when, from, to. Kept as labelled data (the
+    raw message stays on the InboundMessage) that the classifier's training can use (console export, JSON
+    Lines). The reply's `classification` is the latest `to_label`; the classifier's own label stays on
+    `InboundMessage.classification`."""
+
+    reply = models.ForeignKey(Reply, on_delete=models.CASCADE, related_name="corrections")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    from_label = models.CharField(max_length=16, choices=Classification.choices)
+    to_label = models.CharField(max_length=16, choices=Classification.choices)
+    corrected_by = models.ForeignKey("accounts.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    corrected_by_email = models.CharField(max_length=254, help_text="Kept if the user is deleted.")
+    corrected_at = models.DateTimeField(default=timezone.now)
+    suppression_reason = models.CharField(max_length=16, blank=True, default="",
+                                          help_text="The suppression reason re-applied for this label.")
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "-corrected_at"], name="replies_correction_ws_idx")]
+
+    def __str__(self):
+        return f"{self.reply_id}: {self.from_label} -> {self.to_label} by {self.corrected_by_email}"

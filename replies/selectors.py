@@ -19,7 +19,13 @@ def replies_list(*, workspace, campaign=None, since: datetime | None = None, bef
         qs = qs.filter(received_at__gt=since)
     if before is not None:
         qs = qs.filter(received_at__lt=before)
-    return list(qs.order_by("-received_at", "-id")[:limit])
+    from django.db.models import Prefetch
+
+    from replies.models import ReplyCorrection
+
+    latest = Prefetch("corrections", queryset=ReplyCorrection.objects.order_by("-corrected_at", "-pk"),
+                      to_attr="latest_fix")
+    return list(qs.order_by("-received_at", "-id").prefetch_related(latest)[:limit])
 
 
 def timestamp(value: datetime) -> str:
@@ -39,4 +45,15 @@ def reply_record(reply: Reply) -> dict:
         "classification": reply.classification,
         "received_at": timestamp(reply.received_at),
         "lead_email": reply.campaign_lead.email if reply.campaign_lead_id else None,
+        "correction": _correction(reply),
     }
+
+
+def _correction(reply: Reply) -> dict | None:
+    """The latest human correction of the label (console), or None: {"from", "to", "by", "at"}."""
+    from replies.corrections import correction_record
+
+    fixes = getattr(reply, "latest_fix", None)
+    if fixes is None:
+        fixes = list(reply.corrections.order_by("-corrected_at", "-pk")[:1])
+    return correction_record(fixes[0] if fixes else None)

@@ -57,6 +57,9 @@ class ReplyOut(serializers.Serializer):
                                              help_text="Null while unclassified.")
     received_at = serializers.DateTimeField()
     lead_email = serializers.CharField(allow_null=True, help_text="The campaign lead the reply was attributed to.")
+    correction = serializers.DictField(allow_null=True, help_text=(
+        "The latest human correction of the label in the console, or null: {\"from\", \"to\", \"by\", \"at\"}. "
+        "`classification` is then the corrected label."))
 
 
 class GetRepliesOut(serializers.Serializer):

@@ -44,7 +44,7 @@ def test_shape_newest_first_and_free(api, world):
     assert replies[-1] == {
         "reply_id": ids[0], "campaign_id": str(world.campaign.pk), "from_email": "jane@acme.com",
         "subject": "Re: Quick question", "snippet": "Reply 0: interested", "classification": None,
-        "received_at": "2026-11-19T10:00:00.123456Z", "lead_email": "jane@acme.com",
+        "received_at": "2026-11-19T10:00:00.123456Z", "lead_email": "jane@acme.com", "correction": None,
     }
 
 

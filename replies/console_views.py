@@ -1,0 +1,102 @@
+"""Console Replies inbox: every reply across campaigns, newest first, filtered by classification and campaign,
+with the reply's own text and the message it answers; owners and admins correct a label (replies.corrections)
+and export the corrected (or all) labelled replies as JSON Lines with the raw message."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.console_views import console_context, console_page
+from core import errors
+from replies import corrections
+from replies.models import Classification, Reply
+
+
+def _answered(reply: Reply) -> dict | None:
+    """The message this reply answers: the sent step's subject and text as rendered for the lead."""
+    sent = reply.sent_message
+    if sent is None:
+        return None
+    from campaigns.messages import render_step
+
+    body = ""
+    try:
+        if reply.campaign is not None and reply.campaign_lead is not None and sent.step_index < len(reply.campaign.steps):
+            body = render_step(reply.campaign_lead, reply.campaign, sent.step_index)["body"]
+    except Exception:  # noqa: BLE001 - a step that no longer renders: show the subject alone
+        body = ""
+    return {"subject": sent.subject, "step": sent.step_index + 1, "sent_at": sent.sent_at or sent.claimed_at,
+            "to": sent.to_email, "body": body}
+
+
+@console_page
+@require_GET
+def inbox(request, membership):
+    from campaigns.models import Campaign
+
+    workspace = membership.workspace
+    label = request.GET.get("classification", "")
+    if label not in Classification.values:
+        label = ""
+    campaign_id = request.GET.get("campaign", "")
+    try:
+        campaign_uuid = uuid.UUID(campaign_id) if campaign_id else None
+    except ValueError:
+        campaign_uuid = None
+    rows = (Reply.objects.filter(workspace=workspace)
+            .select_related("campaign", "campaign_lead", "sent_message").order_by("-received_at", "-pk"))
+    if label:
+        rows = rows.filter(classification=label)
+    if campaign_uuid:
+        rows = rows.filter(campaign_id=campaign_uuid)
+    page = Paginator(rows, 25).get_page(request.GET.get("page"))
+    fixes = corrections.latest_corrections([r.pk for r in page])
+    items = [{"reply": r, "answered": _answered(r), "correction": fixes.get(r.pk)} for r in page]
+    campaigns = Campaign.objects.filter(workspace=workspace).order_by("-created_at").values_list("pk", "name")[:200]
+    return render(request, "replies/inbox.html", {
+        **console_context(request), "items": items, "page": page, "label": label,
+        "labels": Classification.values, "campaign": str(campaign_uuid) if campaign_uuid else "",
+        "campaigns": [(str(pk), name) for pk, name in campaigns], "can_manage": membership.can_approve,
+    })
+
+
+@console_page(approver=True)
+@require_POST
+def correct(request, membership, reply_id):
+    label = request.POST.get("label", "")
+    try:
+        fix = corrections.reply_correct(workspace=membership.workspace, reply_id=reply_id, label=label,
+                                        user=request.user)
+    except errors.NotFound:
+        raise Http404 from None
+    except errors.DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        if fix is None:
+            messages.success(request, f"The label already was {label}.")
+        else:
+            messages.success(request, f"Label corrected from {fix.from_label} to {fix.to_label}; the address is "
+                                      f"suppressed as {fix.suppression_reason}.")
+    nxt = request.POST.get("next", "")
+    return redirect(nxt if nxt.startswith("/console/replies/") else "replies_pages:inbox")
+
+
+@console_page(approver=True)
+@require_GET
+def export(request, membership):
+    everything = request.GET.get("all") == "1"
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response = StreamingHttpResponse(
+        corrections.labelled_export(workspace=membership.workspace, everything=everything),
+        content_type="application/jsonl; charset=utf-8")
+    kind = "all" if everything else "corrected"
+    response["Content-Disposition"] = f'attachment; filename="replies-{kind}-{stamp}.jsonl"'
+    response["Cache-Control"] = "no-store"
+    return response

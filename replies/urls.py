@@ -1,0 +1,13 @@
+from django.urls import include, path
+
+from replies import console_views
+
+pages = ([
+    path("", console_views.inbox, name="inbox"),
+    path("export.jsonl", console_views.export, name="export"),
+    path("<str:reply_id>/correct", console_views.correct, name="correct"),
+], "replies_pages")
+
+urlpatterns = [
+    path("console/replies/", include(pages)),
+]
