@@ -128,6 +128,30 @@ def test_serve_runs_every_child_and_sigterm_leaves_no_orphans(instance):
             proc.kill()
 
 
+def test_listening_is_printed_only_once_the_port_accepts(instance):
+    """Issue 14.7: the line a user (or a script) waits for means the server can be called at once."""
+    env, port = instance
+    proc = start(env)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline().decode()
+            assert line, "serve ended without printing listening"
+            if "listening on" in line:
+                with socket.create_connection(("127.0.0.1", port), timeout=2):
+                    pass  # accepted: no ConnectionRefusedError
+                assert get(f"http://127.0.0.1:{port}/healthz")[0] == 200
+                break
+        else:
+            raise AssertionError("no listening line")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
 def test_children_die_even_if_serve_is_killed(instance):
     env, port = instance

@@ -59,6 +59,18 @@ def _has_command(name: str) -> bool:
     return name in get_commands()
 
 
+def accepting(host: str, port: int) -> bool:
+    """Whether a TCP connection to the web server's address is accepted now (0.0.0.0 / :: are asked on loopback)."""
+    import socket
+
+    target = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    try:
+        with socket.create_connection((target, int(port)), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
 class Command(BaseCommand):
     help = "Run the web server, worker(s), scheduler and sandbox SMTP listener in the foreground."
 
@@ -86,8 +98,12 @@ class Command(BaseCommand):
         for name, cmd in commands.items():
             children[name] = subprocess.Popen(cmd, env=env, cwd=str(settings.BASE_DIR), preexec_fn=_die_with_parent)
             self.stdout.write(f"[serve] started {name} (pid {children[name].pid})")
-        self.stdout.write(f"[serve] listening on {settings.BASE_URL}")
         self.stdout.flush()
+        # "listening" is printed once the web server accepts connections, not when its process was started
+        waiting_for_web = "web" in children
+        if not waiting_for_web:
+            self.stdout.write("[serve] running (no web server in --only)")
+            self.stdout.flush()
         exit_code = 0
         try:
             while not stopping:
@@ -97,7 +113,11 @@ class Command(BaseCommand):
                         exit_code = 1
                         stopping = True
                         break
-                time.sleep(0.2)
+                if waiting_for_web and not stopping and accepting(settings.HOST, settings.PORT):
+                    waiting_for_web = False
+                    self.stdout.write(f"[serve] listening on {settings.BASE_URL}")
+                    self.stdout.flush()
+                time.sleep(0.05 if waiting_for_web else 0.2)
         finally:
             self._stop_all(children)
         if exit_code:
