@@ -59,6 +59,14 @@ def lead_stop(*, lead: CampaignLead, reason: str) -> bool:
     return bool(moved)
 
 
+def _campaign_event(campaign: Campaign) -> dict:
+    """A campaign event's payload (webhooks): the object GET /v1/campaigns/:id returns."""
+    from campaigns.selectors import campaign_detail
+
+    campaign.refresh_from_db()
+    return campaign_detail(campaign)
+
+
 def campaign_maybe_complete(*, campaign_id) -> bool:
     """launched (or paused) -> completed once no lead is active any more: every lead has finished its
     sequence, replied, bounced or been suppressed or stopped. Safe to repeat."""
@@ -71,7 +79,7 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
         from webhooks.services import event_emit_safely
 
         campaign = Campaign.objects.get(pk=campaign_id)
-        event_emit_safely(workspace=campaign.workspace_id, type="campaign.completed", data=campaign_record(campaign))
+        event_emit_safely(workspace=campaign.workspace_id, type="campaign.completed", data=lambda: _campaign_event(campaign))
     return done
 
 
@@ -94,6 +102,9 @@ def campaign_pause(*, workspace, campaign_id) -> Campaign:
             raise errors.CampaignNotLaunched(details={"state": campaign.state})
         campaign.state, campaign.paused_at = Campaign.State.PAUSED, timezone.now()
         campaign.save(update_fields=["state", "paused_at"])
+        from webhooks.services import event_emit_safely
+
+        event_emit_safely(workspace=campaign.workspace_id, type="campaign.paused", data=lambda: _campaign_event(campaign))
     return campaign
 
 
@@ -119,6 +130,9 @@ def campaign_resume(*, workspace, campaign_id) -> Campaign:
         campaign.save(update_fields=["state", "paused_at"])
         for lead in list(suppressed):
             lead_stop(lead=lead, reason=reasons.get(lead.email, "manual"))
+        from webhooks.services import event_emit_safely
+
+        event_emit_safely(workspace=campaign.workspace_id, type="campaign.resumed", data=lambda: _campaign_event(campaign))
         campaign_maybe_complete(campaign_id=campaign.pk)
     campaign.refresh_from_db()
     return campaign
@@ -336,7 +350,7 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
                                      "launch_request_id"])
         from webhooks.services import event_emit_safely
 
-        event_emit_safely(workspace=campaign.workspace_id, type="campaign.launched", data=campaign_record(campaign))
+        event_emit_safely(workspace=campaign.workspace_id, type="campaign.launched", data=lambda: _campaign_event(campaign))
         if not pks:
             campaign_maybe_complete(campaign_id=campaign.id)
     return {

@@ -36,7 +36,8 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 logger = logging.getLogger("webhooks")
 
 EVENT_TYPES = [
-    "reply.received", "campaign.launched", "campaign.paused", "campaign.completed", "operation.updated",
+    "reply.received", "campaign.launched", "campaign.paused", "campaign.resumed", "campaign.completed",
+    "operation.updated",
     "approval.requested", "approval.decided", "mailbox.needs_reconnect", "balance.low",
 ]
 TEST_EVENT = "webhook.test"
@@ -216,16 +217,18 @@ def _new_delivery(endpoint: WebhookEndpoint, event: WebhookEvent) -> WebhookDeli
                            retry_until=now + timedelta(hours=_setting("WEBHOOK_RETRY_HOURS", 24)))
 
 
-def event_emit(*, workspace: Workspace | str, type: str, data: dict) -> WebhookEvent | None:
+def event_emit(*, workspace: Workspace | str, type: str, data) -> WebhookEvent | None:
     """Record an event and one delivery per subscribed active endpoint; deliveries are queued when the
-    surrounding transaction commits. Without a subscriber nothing is stored. Never raises into the caller's
-    business transaction for a webhook problem."""
+    surrounding transaction commits. Without a subscriber nothing is stored (and `data`, when a callable, is
+    not even built)."""
     workspace_id = getattr(workspace, "pk", workspace)
     endpoints = [e for e in WebhookEndpoint.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True,
                                                            status=WebhookEndpoint.Status.ACTIVE)
                  if type in e.events or "*" in e.events]
     if not endpoints:
         return None
+    if callable(data):
+        data = data()
     event = WebhookEvent.objects.create(id=new_id("evt_"), workspace_id=workspace_id, type=type, data=_jsonable(data))
     rows = WebhookDelivery.objects.bulk_create([_new_delivery(e, event) for e in endpoints])
     ids = [r.pk for r in rows]

@@ -117,3 +117,26 @@ def test_mailbox_needs_reconnect_is_an_event(workspace, receiver, queued):
     data = receiver.verified(secret)["data"]
     assert (data["mailbox_id"], data["status"], data["reconnect_reason"]) == (mailbox.pk, "needs_reconnect",
                                                                                 "invalid_grant")
+
+
+def test_campaign_pause_resume_and_completion_are_events(workspace, receiver, queued):
+    from campaigns import services as campaigns
+    from campaigns.models import CampaignLead
+
+    _, secret = endpoint(workspace, receiver, ["campaign.paused", "campaign.resumed", "campaign.completed"])
+    from campaigns.models import DEFAULT_WINDOW, Campaign
+
+    world = make_world(workspace)
+    Campaign.objects.filter(pk=world.campaign.pk).update(sending_window=dict(DEFAULT_WINDOW))
+    campaigns.campaign_pause(workspace=workspace, campaign_id=world.campaign.pk)
+    campaigns.campaign_pause(workspace=workspace, campaign_id=world.campaign.pk)  # a no-op: no second event
+    campaigns.campaign_resume(workspace=workspace, campaign_id=world.campaign.pk)
+    CampaignLead.objects.filter(campaign=world.campaign).update(state=CampaignLead.State.FINISHED)
+    assert campaigns.campaign_maybe_complete(campaign_id=world.campaign.pk)
+    assert len(queued) == 3
+    for delivery_id in queued:
+        services.delivery_attempt(delivery_id=delivery_id)
+    events = [receiver.verified(secret, i) for i in range(3)]
+    assert [e["type"] for e in events] == ["campaign.paused", "campaign.resumed", "campaign.completed"]
+    assert [e["data"]["state"] for e in events] == ["paused", "launched", "completed"]
+    assert events[0]["data"]["campaign_id"] == str(world.campaign.pk) and "stats" in events[0]["data"]
