@@ -1,7 +1,5 @@
 """Demo data: one active sandbox mailbox so a demo campaign can be launched without buying capacity first
-(the demo workspace's 300 signup credits do not cover a purchase). Idempotent."""
-
-from datetime import timedelta
+(the demo workspace's 300 signup credits do not cover a purchase). It is free: no monthly upkeep. Idempotent."""
 
 from django.utils import timezone
 
@@ -12,6 +10,9 @@ DEMO_EMAIL = f"alex@{DEMO_DOMAIN}"
 
 
 def seed(workspace, stdout=None):
+    # demo capacity is free: nobody bought it, so it never renews (and an older seed's renewal date is cleared)
+    Mailbox.objects.filter(email=DEMO_EMAIL, provider=Provider.SANDBOX).exclude(renews_at=None).update(renews_at=None,
+                                                                                                       renewals=0)
     if Mailbox.objects.filter(workspace=workspace).exists() or Mailbox.objects.filter(email=DEMO_EMAIL).exists():
         return
     now = timezone.now()
@@ -22,6 +23,6 @@ def seed(workspace, stdout=None):
         return
     Mailbox.objects.create(workspace=workspace, domain=domain, email=DEMO_EMAIL, first_name="Alex", last_name="Demo",
                            provider=Provider.SANDBOX, status=Mailbox.Status.ACTIVE, activated_at=now,
-                           renews_at=now + timedelta(days=30), renewals=1)
+                           renews_at=None, renewals=0)
     if stdout is not None:
         stdout.write(f"  sending: demo sandbox mailbox {DEMO_EMAIL} (mail goes to the Maildir sink)")
