@@ -2,10 +2,22 @@
 
 - Price is on prompt + completion tokens, exact to the token: `tokens * credits_per_1k_tokens / 1000`,
   rounded up to the next micro-credit.
-- Hold before the upstream call: (prompt estimate + the completion cap) at the model's price, times `n`.
+- Hold before the upstream call: (prompt bound + the completion cap x `n`) at the model's price.
   The completion cap is `max_completion_tokens`, else `max_tokens`, else DEFAULT_MAX_TOKENS.
-- Prompt estimate: one token per 4 bytes (UTF-8) of the JSON of `messages` (plus `tools`/`functions`),
-  rounded up. It errs high for English and is close for other scripts.
+- Prompt bound (`prompt_bound`, issue 15.5): an upper bound, not an estimate, so a settled charge cannot
+  exceed the hold however the prompt is written: one token per byte of the whole request body as compact
+  UTF-8 JSON, plus REMOTE_PART_TOKENS per content part that points at content elsewhere (an image URL).
+  Why it holds: byte-level BPE tokenizers (the GPT, Llama 3, Mistral families) and SentencePiece with byte
+  fallback never make more tokens than the UTF-8 bytes they read; everything a provider turns into prompt
+  tokens (messages, tools, functions, response_format schemas) is in the body; and the JSON around each
+  message (at least 24 bytes) exceeds the few tokens of the chat template (OpenAI: 3 per message + 3).
+  An image given by URL is counted by its pixels, not its URL: the allowance covers the largest image
+  the common providers count (OpenAI high detail ~1,445; patch-based models up to ~2,500 tokens).
+  When a provider still reports more than was held (a remote file or tokenizer outside these
+  assumptions), the excess is charged only as far as the available balance goes (never below zero;
+  `billing.services._settle_above_hold`) and the usage recorded is the provider's.
+- Prompt estimate (`prompt_estimate`): one token per 4 bytes (UTF-8) of the JSON of `messages` (plus
+  `tools`/`functions`), rounded up; only for settling when a provider reports no usage.
 - Settlement uses the upstream's `usage` when it reports one. Without it (an upstream that ignores
   `stream_options.include_usage`, or a stream cut by either side) the charge is the prompt estimate plus,
   for what was delivered, one token per 4 bytes of generated text and never fewer than one token per
@@ -35,6 +47,27 @@ def prompt_estimate(body: dict) -> int:
     parts = {k: body[k] for k in ("messages", "tools", "functions") if body.get(k) is not None}
     blob = json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode()
     return estimate_text_tokens(len(blob))
+
+
+REMOTE_PART_TOKENS = 2_500
+
+
+def _remote_parts(body: dict) -> int:
+    """Content parts whose tokens are not in the body's bytes: images (and anything else) given by URL."""
+    count = 0
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") not in (None, "text", "input_text"):
+                    count += 1
+    return count
+
+
+def prompt_bound(body: dict) -> int:
+    """An upper bound on the prompt tokens any supported provider can count for `body` (module docstring)."""
+    blob = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return len(blob) + REMOTE_PART_TOKENS * _remote_parts(body)
 
 
 def _positive_int(body: dict, name: str, fields: dict, maximum: int) -> int | None:
@@ -81,7 +114,7 @@ def completion_cap(body: dict) -> int:
 def hold_tokens(body: dict) -> int:
     n = body.get("n")
     choices = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
-    return prompt_estimate(body) + completion_cap(body) * choices
+    return prompt_bound(body) + completion_cap(body) * choices
 
 
 def _text_of_delta(delta: dict) -> str:

@@ -88,7 +88,7 @@ llm_chat = register(Verb(
     errors=(errors.ModelNotAllowed, errors.InsufficientCredits, errors.ProviderUnavailable),
     summary="Chat completion with an allowlisted model, billed per token from the same balance",
     description=(
-        "OpenAI-style chat completions. Holds (prompt estimate + max_tokens) at the model's price, then settles "
+        "OpenAI-style chat completions. Holds (prompt bound: a token per byte of the body + max_tokens) at the model's price, then settles "
         "exactly from the provider's token usage and refunds the rest. The result is the provider's chat "
         "completion plus `service` (request_id, credits_charged, credits_available)."
     ),

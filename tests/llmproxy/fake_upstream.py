@@ -4,6 +4,7 @@ uvicorn on 127.0.0.1 (random port) in a thread. Behaviour is chosen by the upstr
 - `ok`: answers `x_words` words (default 8, each 4 bytes with its space: "w00 "), usage
   prompt_tokens=PROMPT_TOKENS, completion_tokens=words; streams one word per chunk, then the usage chunk
   when `stream_options.include_usage` is set, then [DONE];
+- `bytetok`: as `ok`, but prompt_tokens is a tokenizer's worst case (`worst_case_prompt_tokens`);
 - `nousage`: the same without any usage (neither in the body nor in the stream);
 - `err400`, `err401`, `err429`, `err500`: that status with an OpenAI-style error body;
 - `cut_before`: streaming 200 headers, then the connection drops before any event;
@@ -71,8 +72,9 @@ class FakeUpstream:
         finish = "stop"
         if cap and cap < len(words):
             words, finish = words[:cap], "length"
-        usage = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": len(words),
-                 "total_tokens": PROMPT_TOKENS + len(words)}
+        prompt_tokens = worst_case_prompt_tokens(body) if mode == "bytetok" else PROMPT_TOKENS
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(words),
+                 "total_tokens": prompt_tokens + len(words)}
         with_usage = mode != "nousage"
         if not body.get("stream"):
             if mode == "gate":
@@ -136,6 +138,23 @@ class FakeUpstream:
 
     def stop(self):
         stop_server(self.server, self.thread)
+
+
+def worst_case_prompt_tokens(body: dict) -> int:
+    """What the `bytetok` mode reports: a tokenizer at its worst, one token per UTF-8 byte of every string in
+    the messages and tools, plus a chat template of 7 tokens a message and 3 for the reply."""
+    def strings(value):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+
+    parts = [body.get("messages") or [], body.get("tools") or []]
+    return sum(len(s.encode()) for s in strings(parts)) + 7 * len(body.get("messages") or []) + 3
 
 
 def serve_in_thread(app, **kwargs):

@@ -126,10 +126,17 @@ def test_unknown_fields_in_the_upstream_answer_pass_through(api):
     assert r.json()["system_fingerprint"] == "sandbox-echo"
 
 
+def _bound(**fields):
+    from llmproxy.metering import prompt_bound
+
+    return prompt_bound({"model": "fake/ok", "messages": HELLO, **fields})
+
+
 def test_hold_edge_exactly_affordable_max_tokens(api, workspace, fake):
-    # fake/ok costs 1 credit per 1k tokens = 1000 micro-credits a token. Hold = (15 + max_tokens) tokens.
-    # 300 credits cover 300,000 tokens: max_tokens 299,985 is exactly affordable, one more is not.
-    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_tokens": 299_986})
+    # fake/ok costs 1 credit per 1k tokens = 1000 micro-credits a token. Hold = (prompt bound + max_tokens)
+    # tokens; 300 credits cover 300,000 tokens (the bound is the same for any six-digit max_tokens).
+    affordable = 300_000 - _bound(max_tokens=299_000)
+    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_tokens": affordable + 1})
     assert r.status_code == 402
     err = r.json()["error"]
     assert err["code"] == "insufficient_credits"
@@ -137,7 +144,7 @@ def test_hold_edge_exactly_affordable_max_tokens(api, workspace, fake):
     assert fake.requests == []  # refused before any upstream call
     assert account(workspace).balance_micros == START
 
-    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_tokens": 299_985})
+    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_tokens": affordable})
     assert r.status_code == 200, r.content
     assert r.json()["usage"]["total_tokens"] == 19  # 11 prompt + 8 words
     assert r.json()["service"]["credits_charged"] == "0.019"
@@ -147,8 +154,9 @@ def test_hold_edge_exactly_affordable_max_tokens(api, workspace, fake):
 
 
 def test_max_completion_tokens_wins_and_n_multiplies_the_hold(api, workspace, settings):
-    # n=2 doubles the completion part: 15 + 2 * 149,990 = 299,995 tokens <= 300,000: admitted
-    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_completion_tokens": 149_990, "max_tokens": 1, "n": 2})
+    # n=2 doubles the completion part: bound + 2 * cap <= 300,000 tokens: admitted
+    cap = (300_000 - _bound(max_completion_tokens=100_000, max_tokens=1, n=2)) // 2
+    r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_completion_tokens": cap, "max_tokens": 1, "n": 2})
     assert r.status_code == 200, r.content
     r = chat(api, {"model": "fake/ok", "messages": HELLO, "max_completion_tokens": 150_000, "n": 2})
     assert r.status_code == 402
@@ -157,8 +165,9 @@ def test_max_completion_tokens_wins_and_n_multiplies_the_hold(api, workspace, se
 def test_default_cap_without_max_tokens(api, workspace):
     from billing.services import credits_debit
 
-    # without max_tokens the hold is (15 + 4096) tokens = 4.111 credits on fake/ok
-    credits_debit(workspace=workspace, amount=START - 4_111_000 + 1, kind="adjustment")
+    # without max_tokens the hold is (prompt bound + 4096) tokens on fake/ok, a milli-credit a token
+    hold = (_bound() + 4096) * 1000
+    credits_debit(workspace=workspace, amount=START - hold + 1, kind="adjustment")
     assert chat(api, {"model": "fake/ok", "messages": HELLO}).status_code == 402
     from billing.services import credits_grant
 

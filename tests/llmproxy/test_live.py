@@ -219,9 +219,15 @@ def test_client_cut_mid_stream_is_interrupted_charged_for_delivered_and_upstream
 
 
 def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settings):
-    """fake/pricey costs 1 credit a token; each stream holds 15 + 45 = 60 credits, so 300 credits admit
-    exactly 5 of 20 simultaneous streams. The upstream holds the admitted ones open until all 20 have been
-    decided; then they finish and settle at 19 tokens each."""
+    """fake/pricey costs 1 credit a token; each stream holds H = prompt bound + 45 credits, and the balance is
+    5.5 H, so it admits exactly 5 of 20 simultaneous streams. The upstream holds the admitted ones open until
+    all 20 have been decided; then they finish and settle at 19 tokens each."""
+    from llmproxy.metering import prompt_bound
+
+    request = {"model": "fake/pricey", "messages": HELLO, "stream": True, "max_tokens": 45}
+    hold = prompt_bound(request) + 45
+    granted = 5 * hold + hold // 2 - START // 1_000_000
+    credits_grant(workspace=workspace, amount=granted * 1_000_000)
     settings.RATE_LIMIT_PER_MINUTE = 10_000
     settings.LLM_DB_THREADS = 2  # the database steps' threads (each keeps one connection): fewer than the streams
     n = 20
@@ -229,8 +235,7 @@ def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settin
 
     async def one(http):
         async with http.stream("POST", f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
-                               json={"model": "fake/pricey", "messages": HELLO, "stream": True,
-                                     "max_tokens": 45}) as r:
+                               json=request) as r:
             body = [line async for line in r.aiter_lines()]
             results.append((r.status_code, body))
 
@@ -244,7 +249,7 @@ def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settin
     for _ in range(5):
         assert fake.arrived.acquire(timeout=10)
     assert not fake.arrived.acquire(timeout=0.2)  # and no sixth stream reached the upstream
-    assert account(workspace).reserved_micros == 5 * 60_000_000
+    assert account(workspace).reserved_micros == 5 * hold * 1_000_000
     if connection.vendor == "postgresql":  # open streams do not hold database connections
         if connection.settings_dict["OPTIONS"].get("pool"):
             stats = connection.pool.get_stats()
@@ -264,7 +269,7 @@ def test_parallel_streams_never_overspend(live, api_key, workspace, fake, settin
             final = json.loads(sse(lines)[-2])
             assert final["service"]["credits_charged"] == "19"
     acc = account(workspace)
-    assert (acc.balance_micros, acc.reserved_micros) == (START - 5 * 19_000_000, 0)
+    assert (acc.balance_micros, acc.reserved_micros) == (START + granted * 1_000_000 - 5 * 19_000_000, 0)
     assert LedgerEntry.objects.filter(kind="charge").count() == 5
     assert Hold.objects.filter(status="held").count() == 0
 
