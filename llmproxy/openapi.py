@@ -33,7 +33,7 @@ ChatCompletionResponse = inline_serializer(
     fields={
         "id": serializers.CharField(),
         "object": serializers.CharField(help_text="chat.completion"),
-        "model": serializers.CharField(help_text="The upstream's model name."),
+        "model": serializers.CharField(help_text="The model id the request asked for (vendor/model)."),
         "choices": serializers.ListField(child=serializers.DictField()),
         "usage": inline_serializer(name="LlmUsage", fields={
             "prompt_tokens": serializers.IntegerField(), "completion_tokens": serializers.IntegerField(),

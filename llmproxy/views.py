@@ -186,6 +186,8 @@ async def _chat_once(request, call: services.Call, started: float):
         usage = metering.usage_record(*tokens, estimated=False)
     else:
         usage = metering.usage_record(call.prompt_estimate, metering.completion_estimate_of_body(data), estimated=True)
+    if "model" in data:
+        data["model"] = call.model.id  # the id the client asked for, not the provider's own name
     body = await _shielded(_finish_body(call=call, usage=usage, upstream_body=data))
     response = HttpResponse(body, content_type="application/json")
     return _overhead(_headers(response, call), started, upstream_seconds)
@@ -328,7 +330,7 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
             if obj.get("usage") and not obj.get("choices"):
                 usage_chunk = obj
                 continue
-            head.append(_event(data))
+            head.append(_event(_requested_model(data, obj, call.model)))
         if head:
             yield b"".join(head)  # one write for what was held back until the first output
         if not done:
@@ -347,7 +349,7 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
                 if obj.get("usage") and not obj.get("choices"):
                     usage_chunk = obj
                     continue
-                yield _event(data)
+                yield _event(_requested_model(data, obj, call.model))
         if not done and not (meter.finish_reasons and meter.usage):
             raise UpstreamCut("the stream ended early")
         if done:  # read the body to its end (so the connection is reused) while the settlement runs
@@ -358,6 +360,7 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
         service = await _shielded(_finish(call=call, status="succeeded", usage=usage))
         settled = True
         final = usage_chunk or _synthetic_final(last, usage)
+        final["model"] = call.model.id
         final["service"] = service
         last_part[0] = True
         yield _event(json.dumps(final, ensure_ascii=False, separators=(",", ":"))) + b"data: [DONE]\n\n"
@@ -389,6 +392,21 @@ async def _drain(events, seconds: float = 1.0) -> None:
         await asyncio.wait_for(rest(), seconds)
     except (TimeoutError, httpx.HTTPError, UpstreamCut):
         pass
+
+
+def _requested_model(data: bytes, obj: dict, model) -> bytes:
+    """A chunk as relayed, its `model` the id the client asked for (`vendor_a/model_small`) instead of the
+    provider's own name. A byte replacement of the one field (no re-serialization on the hot path); a chunk
+    whose spacing is unusual is re-serialized."""
+    name = obj.get("model")
+    if not isinstance(name, str) or name == model.id:
+        return data
+    old = json.dumps(name, ensure_ascii=False).encode()
+    new = json.dumps(model.id, ensure_ascii=False).encode()
+    for sep in (b'"model":', b'"model": '):
+        if sep + old in data:
+            return data.replace(sep + old, sep + new, 1)
+    return json.dumps({**obj, "model": model.id}, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _synthetic_final(last: dict | None, usage: dict) -> dict:

@@ -65,6 +65,7 @@ def _create_and_stream(live, api_key, workspace, model, charged, micros, spent):
     raw = c.chat.completions.with_raw_response.create(model=model, messages=HELLO)
     done = raw.parse()
     assert done.choices[0].message.content == "echo: hello there world"
+    assert done.model == model  # the id the client asked for, not the upstream's own name (issue 14.9)
     assert done.usage.total_tokens == 14
     assert done.model_extra["service"]["credits_charged"] == charged
     assert float(raw.headers[OVERHEAD_HEADER]) >= 0 and raw.headers["X-Request-Id"].startswith("req_")
@@ -73,6 +74,7 @@ def _create_and_stream(live, api_key, workspace, model, charged, micros, spent):
     chunks = list(c.chat.completions.create(model=model, messages=HELLO, stream=True))
     text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
     assert text == "echo: hello there world"
+    assert {ch.model for ch in chunks} == {model}
     final = chunks[-1]
     assert final.choices == [] and final.usage.total_tokens == 14
     service = final.model_extra["service"]
