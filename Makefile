@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint install migrate clean bench
+.PHONY: run test lint install migrate clean bench model
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -13,9 +13,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# the reply classifier's local model, built deterministically from replies/corpus/train (cached under var/)
+model: $(STAMP)
+	$(PY) -m replies.model
 
-migrate: $(STAMP)
+install: $(STAMP) model
+
+migrate: $(STAMP) model
 	$(PY) manage.py migrate --noinput -v0
 
 run: migrate
@@ -25,7 +29,7 @@ run: migrate
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-test: lint
+test: lint model
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 clean:

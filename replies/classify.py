@@ -13,11 +13,14 @@ Order of the rules (first match wins), as CONTRACT section 5 decides:
    with a bounce subject: the failed address is taken from the body (Mailman's `flufl.bounce` detectors, then
    our own patterns), and the returned message's `Message-ID` when the body quotes it. Delay warnings in the
    same shapes are `other`.
-4. Auto-replies (`Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`, `Precedence: auto_reply`,
-   an out-of-office subject in one of the major languages, or an out-of-office sentence in the body):
-   `out_of_office`.
-5. Human replies, after quoted text and signatures are stripped: `unsubscribe` (a request to be removed or
-   not contacted again), then `not_interested`, then `interested`; anything else is `other`.
+4. Automatic mail (`Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`, `Precedence: auto_reply`,
+   an out-of-office subject in one of the major languages): `out_of_office`, except ticket / help-desk
+   acknowledgements and `auto-generated` mail without absence wording (`other`). Without such headers an
+   absence notice read by the local model (replies.model) is `out_of_office`; an absence sentence inside a
+   reply about the offer is not.
+5. Human replies, after quoted text and signatures are stripped: an explicit request to stop contact (rules) is
+   `unsubscribe`; otherwise the local model decides `interested` / `not_interested` / `unsubscribe` / `other`
+   and names the language. The labelling rules are in docs/replies.md.
 
 Malformed MIME never raises: every accessor falls back to something safe (fuzzed in the tests).
 """
@@ -54,6 +57,8 @@ class Verdict:
     stops: bool = True  # False for delay notices and read receipts: they neither stop nor suppress
     bounced: list[str] = field(default_factory=list)  # failed recipients named by a bounce (lower-case)
     returned_message_ids: list[str] = field(default_factory=list)  # our Message-IDs quoted by a bounce
+    language: str | None = None  # ISO 639-1 of a person's text; None for machine mail
+    confidence: float | None = None  # the deciding model's confidence, when a model decided
 
     @property
     def suppression_reason(self) -> str | None:
@@ -266,12 +271,20 @@ QUOTE_HEADER_RES = [
         r"^\s*Em\b.{0,200}\bescreveu\s*:\s*$",
         r"^\s*Op\b.{0,200}\bschreef\b.{0,80}:\s*$",
         r"^\s*Den\b.{0,200}\bskrev\b.{0,80}:\s*$",
+        r"^.{0,200}\bskrev\b.{0,120}:\s*$",
+        r"^\s*(W dniu|Dnia)\b.{0,200}\b(napisał|napisała|pisze)\b.{0,40}:\s*$",
+        r"^.{0,200}\bnapisał(a|\(a\))?:\s*$",
+        r"^.{0,200}\bwrote:\s*$",
+        r"^.{0,200}(のメッセージ|さんは書きました|は書きました)\s*[:：]\s*$",
+        r"^.{0,200}(写道|寫道)\s*[:：]\s*$",
+        r"^\s*-{3,}\s*(原始邮件|原始郵件|Oprindelig meddelelse|Ursprungligt meddelande|Oryginalna wiadomość|"
+        r"元のメッセージ)\s*-{3,}\s*$",
         r"^\s*-{2,}\s*(Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|"
         r"Messaggio originale|Mensagem original|Oorspronkelijk bericht)\s*-{2,}\s*$",
         r"^\s*-{3,}\s*Forwarded message\s*-{3,}\s*$",
         r"^_{10,}\s*$",
-        r"^\s*(From|Von|De|Da|Van|Från|Fra)\s*:\s*.+\n\s*(Sent|Gesendet|Envoyé|Enviado|Inviato|Verzonden|"
-        r"Skickat|Sendt|Date|Datum)\s*:",
+        r"^\s*(From|Von|De|Da|Van|Från|Fra|Od|差出人|发件人|寄件者|寄件人)\s*[:：]\s*.+\n\s*(Sent|Gesendet|Envoyé|"
+        r"Enviado|Inviato|Verzonden|Skickat|Sendt|Date|Datum|Wysłano|Data|送信日時|发送时间|發送時間|日期|時間)\s*[:：]",
     )
 ]
 SIGNATURE_RES = [
@@ -284,6 +297,9 @@ SIGNATURE_RES = [
         r"^\s*Von meinem \w+ gesendet",
         r"^\s*Envoyé de mon \w+",
         r"^\s*Enviado desde mi \w+",
+        r"^\s*(Enviado do meu|Inviato da|Verzonden (met|vanaf) mijn|Skickat från min|Sendt fra min|"
+        r"Wysłane z)\b",
+        r"^\s*(iPhoneから送信|发自我的|發自我的)",
     )
 ]
 SIGN_OFF_RE = re.compile(
@@ -291,7 +307,11 @@ SIGN_OFF_RE = re.compile(
     r"sincerely|all the best|talk soon|br|mit freundlichen grüßen|viele grüße|beste grüße|grüße|lg|vg|"
     r"cordialement|bien à vous|bien cordialement|merci|saludos|un saludo|atentamente|cordiali saluti|saluti|"
     r"distinti saluti|atenciosamente|abraços|met vriendelijke groet|groeten|hälsningar|med vänlig hälsning|"
-    r"mvh)\s*[,.!]?\s*$",
+    r"mvh|vänliga hälsningar|venlig hilsen|med venlig hilsen|bedste hilsner|hilsen|pozdrawiam|"
+    r"pozdrawiam serdecznie|z poważaniem|pozdr|met vriendelijke groeten|hartelijke groet|groet|mvg|"
+    r"un saludo|saludos cordiales|un abrazo|abs|att|um abraço|distinti saluti|un saluto|a presto|"
+    r"bonne journée|à bientôt|schöne grüße|freundliche grüße|gruß|よろしくお願いいたします|よろしくお願いします|"
+    r"以上、よろしくお願いします|祝好|此致|顺祝商祺)\s*[,.!。]?\s*$",
     re.I,
 )
 
@@ -635,36 +655,69 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
         if temporary:
             return Verdict(OTHER, "text_delayed", stops=False, returned_message_ids=returned)
 
-    # 4. auto-replies
+    # 4. auto-replies. An absence sentence counts when the rules' wording or the local model finds one; a
+    # help-desk acknowledgement (ticket wording, no absence) is `other`, and so is any other `auto-generated`
+    # message with no absence wording; a person's reply that mentions an absence keeps the person's intent.
     auto_submitted = header(msg, "Auto-Submitted").lower()
     precedence = header(msg, "Precedence").lower()
     stripped = strip_quotes_and_signature(text)
-    if auto_submitted.startswith("auto-replied") or header(msg, "X-Autoreply") or header(msg, "X-Autorespond") \
-            or precedence == "auto_reply" or header(msg, "X-Auto-Reply"):
-        return Verdict(OUT_OF_OFFICE, "auto_reply_header")
-    if _has(OOO_SUBJECT_RE, subject):
-        return Verdict(OUT_OF_OFFICE, "ooo_subject")
-    if _has(OOO_BODY_RE, stripped[:3000]):
-        return Verdict(OUT_OF_OFFICE, "ooo_body")
-    if auto_submitted and auto_submitted != "no":
+    auto_reply = auto_submitted.startswith("auto-replied") or bool(
+        header(msg, "X-Autoreply") or header(msg, "X-Autorespond") or header(msg, "X-Auto-Reply")
+    ) or precedence == "auto_reply"
+    auto_generated = bool(auto_submitted) and auto_submitted != "no" and not auto_reply
+    ooo_subject = _has(OOO_SUBJECT_RE, subject)
+    absence_words = _has(OOO_BODY_RE, stripped[:3000])
+    prediction = _predict(subject, stripped)
+    absence = absence_words or prediction.label == OUT_OF_OFFICE
+    ticket = _has(TICKET_RE, f"{subject}\n{stripped[:3000]}")
+    if auto_reply or auto_generated or ooo_subject:
+        if ticket and not absence and not ooo_subject:
+            return Verdict(OTHER, "ticket_ack")
+        if auto_generated and not auto_reply and not ooo_subject and not absence:
+            return Verdict(OTHER, "auto_generated")
+        if auto_reply:
+            return Verdict(OUT_OF_OFFICE, "auto_reply_header")
+        if ooo_subject:
+            return Verdict(OUT_OF_OFFICE, "ooo_subject")
         return Verdict(OUT_OF_OFFICE, "auto_submitted")
+    if prediction.label == OUT_OF_OFFICE or (absence_words and prediction.label == OTHER and not ticket):
+        return Verdict(OUT_OF_OFFICE, "ooo_body")
 
-    # 5. a human's words
-    return classify_text(stripped, subject)
+    # 5. a person's words
+    return classify_text(stripped, subject, prediction=prediction)
 
 
-def classify_text(text: str, subject: str = "") -> Verdict:
-    """Classify the new text of a human reply (already stripped of quotes and signature)."""
+def _predict(subject: str, text: str):
+    from replies import model
+
+    return model.predict(subject, text)
+
+
+TICKET_RE = _rx(
+    r"\bticket\b", r"\b(case|request|ticket|reference|incident) (number|no\.?|#|id)\b", r"#\s?\d{4,}\b",
+    r"please type your reply above this line", r"\bhelp ?desk\b", r"\bsupport (team|staff)\b",
+    r"\bwe('ve| have) received your (message|request|e-?mail|inquiry|enquiry)",
+    r"\b(ihre|deine) anfrage\b", r"\bvotre demande\b", r"\bsu solicitud\b", r"\bsua solicitação\b",
+    r"\bchamado\b", r"\bla sua richiesta\b", r"\buw verzoek\b", r"\bditt ärende\b", r"\bdin henvendelse\b",
+    r"\bzgłoszeni[ea]\b", r"\bsagsnummer\b", r"\bticketnummer\b", r"受付番号", r"お問い合わせ", r"工单", r"工單",
+    r"\bnúmero de caso\b", r"\bnuméro de (ticket|dossier)\b",
+)
+
+
+def classify_text(text: str, subject: str = "", prediction=None) -> Verdict:
+    """Classify the new text of a human reply (already stripped of quotes and signature): an explicit request
+    to stop contact (rules, any language) is `unsubscribe`; otherwise the local model decides."""
     norm = unicodedata.normalize("NFC", text or "").replace("’", "'").replace("‘", "'")
     subj = re.sub(r"^\s*((re|aw|sv|fw|fwd|wg|tr|r|rif)\s*:\s*)+", "", subject or "", flags=re.I)
+    prediction = prediction or _predict(subject, text)
+    language = prediction.language
     if _has(UNSUBSCRIBE_RE, norm) or re.fullmatch(r"\s*(remove( me)?|stop)\s*[.!]?\s*", subj, re.I) or \
             re.match(r"\s*(unsubscribe|opt[- ]?out)\b", subj, re.I):
-        return Verdict(UNSUBSCRIBE, "unsubscribe_words")
-    if _has(NOT_INTERESTED_RE, norm):
-        return Verdict(NOT_INTERESTED, "negative_words")
-    if _has(INTERESTED_RE, norm):
-        return Verdict(INTERESTED, "positive_words")
-    return Verdict(OTHER, "no_rule")
+        return Verdict(UNSUBSCRIBE, "unsubscribe_words", language=language, confidence=1.0)
+    if not norm.strip():
+        return Verdict(OTHER, "empty", language=None)
+    label = prediction.label if prediction.label != OUT_OF_OFFICE else OTHER
+    return Verdict(label, "model", language=language, confidence=prediction.confidence)
 
 
 def _looks_human(msg: Message) -> bool:

@@ -19,7 +19,7 @@ from django.conf import settings
 logger = logging.getLogger("replies.llm")
 
 LABELS = ("interested", "not_interested", "unsubscribe", "other")
-RULES_IT_MAY_OVERRIDE = ("positive_words", "negative_words", "no_rule")
+RULES_IT_MAY_OVERRIDE = ("model", "empty")
 PROMPT = (
     "You classify replies to a B2B sales email. Answer with exactly one word from: interested, "
     "not_interested, unsubscribe, other.\n"

@@ -170,3 +170,61 @@ def test_mime_nested_past_the_parsers_recursion_limit_still_parses_its_headers()
     assert c.header(msg, "Subject") == "Out of office"
     assert c.classify(raw).label == "out_of_office"
     assert c.snippet(msg) == ""
+
+
+def _mail(body: str, subject: str = "Re: Quick question", **headers) -> bytes:
+    extra = "".join(f"{k.replace('_', '-')}: {v}\r\n" for k, v in headers.items())
+    return (f"From: Jane <jane@acme.com>\r\nTo: alex@outreach-sbx.test\r\nSubject: {subject}\r\n"
+            f"Message-ID: <x-{abs(hash(body))}@acme.com>\r\n{extra}"
+            f"Content-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n").encode()
+
+
+def test_ticket_acknowledgement_is_other_not_out_of_office():
+    """Issue #16 fix 1: a help-desk acknowledgement (Auto-Submitted: auto-generated, no absence) is `other`."""
+    raw = _mail("Thank you for contacting us. Your request (#48213) has been received and is being reviewed by "
+                "our support staff.", subject="[Request received] Re: Quick question", Auto_Submitted="auto-generated")
+    v = c.classify(raw)
+    assert (v.label, v.rule) == ("other", "ticket_ack")
+    raw = _mail("Your message was received by the Acme team.", Auto_Submitted="auto-generated")
+    assert c.classify(raw).label == "other"
+    raw = _mail("I am out of the office until Monday with limited access to email.", Auto_Submitted="auto-generated")
+    assert c.classify(raw).label == "out_of_office"
+
+
+@pytest.mark.parametrize("body,label", [
+    ("I'm on holiday until Monday, but yes, this looks relevant: can we talk when I'm back?", "interested"),
+    ("Ich bin bis Freitag im Urlaub, aber gerne: lassen Sie uns danach telefonieren.", "interested"),
+    ("I'm out of the office this week. To answer quickly: we already use Salesloft, thanks.", "not_interested"),
+])
+def test_absence_sentence_in_a_persons_reply_keeps_the_intent(body, label):
+    """Issue #16 fix 2: an absence sentence inside a reply a person wrote about the offer is not out_of_office."""
+    assert c.classify(_mail(body, In_Reply_To="<msg-1@outreach-sbx.test>")).label == label
+
+
+@pytest.mark.parametrize("body,label,lang", [
+    ("ご提案ありがとうございます。来週デモを拝見したいです。", "interested", "ja"),
+    ("谢谢，我们已经在用别的工具了，不需要。", "not_interested", "zh"),
+    ("Nie jestem zainteresowany, proszę usunąć mnie z listy.", "unsubscribe", "pl"),
+    ("Hej! Det lyder spændende, kan vi tage et møde torsdag?", "interested", "da"),
+])
+def test_local_model_reads_languages_the_rules_never_had(body, label, lang):
+    v = c.classify(_mail(body, In_Reply_To="<msg-1@outreach-sbx.test>"))
+    assert (v.label, v.language) == (label, lang)
+
+
+def test_machine_mail_has_no_language():
+    assert c.classify(_one("postfix-user-unknown")).language is None
+
+
+def test_fast_scorer_gives_scikit_learns_scores():
+    """The model's hand-rolled scorer (no per-call scikit-learn overhead) computes decision_function exactly."""
+    import numpy as np
+
+    from replies import model
+
+    loaded = model.load()
+    intent, language = model.scorers()
+    for text in ("hi alex, we already use salesloft, thanks anyway", "ご提案ありがとうございます。", "", "ok!"):
+        t = model.model_text("Re: Quick question", text)
+        assert np.allclose(intent.scores(t), loaded["intent"].decision_function([t])[0])
+        assert np.allclose(language.scores(t), loaded["language"].decision_function([t])[0])

@@ -82,7 +82,7 @@ def classify(world, raw):
 def test_off_by_default(world, settings):
     assert getattr(settings, "REPLIES_LLM_MODEL", "") == ""
     inbound, reply = classify(world, reply_bytes(in_reply_to="<msg-0@outreach-sbx.test>", body="Who are you?"))
-    assert reply.classification == "other" and inbound.rule == "no_rule"
+    assert reply.classification == "other" and inbound.rule == "model"
 
 
 def test_model_label_wins_for_a_persons_words(world, upstream):
@@ -116,7 +116,7 @@ def test_operator_pays_not_the_customer(world, upstream, workspace):
 def test_unusable_answers_keep_the_rules_label(world, upstream, status, body):
     upstream.answer = (status, body)
     inbound, reply = classify(world, reply_bytes(in_reply_to="<msg-0@outreach-sbx.test>", body="No thanks."))
-    assert (reply.classification, inbound.rule) == ("not_interested", "negative_words")
+    assert (reply.classification, inbound.rule) == ("not_interested", "model")
 
 
 def test_structural_classes_and_unsubscribes_never_reach_the_model(world, upstream):
@@ -130,7 +130,7 @@ def test_structural_classes_and_unsubscribes_never_reach_the_model(world, upstre
 def test_sandbox_echo_model_falls_back_to_rules(world, upstream, settings):
     settings.REPLIES_LLM_MODEL = "vendor_b/model_mini"
     inbound, reply = classify(world, reply_bytes(in_reply_to="<msg-0@outreach-sbx.test>", body="Not interested."))
-    assert (reply.classification, inbound.rule) == ("not_interested", "negative_words")
+    assert (reply.classification, inbound.rule) == ("not_interested", "model")
 
 
 def test_unknown_model_id_is_ignored(world, upstream, settings):
