@@ -48,7 +48,9 @@ def window_text(window: dict) -> str:
 
 
 def _local(value, window):
-    return value.astimezone(ZoneInfo(window["timezone"])) if value else None
+    """Wall-clock time in the campaign's zone, naive so the template's `date` filter shows it as is (it would
+    convert an aware value back to the console's UTC)."""
+    return value.astimezone(ZoneInfo(window["timezone"])).replace(tzinfo=None) if value else None
 
 
 @console_page

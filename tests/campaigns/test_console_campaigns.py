@@ -28,8 +28,24 @@ def test_list_and_detail(launched, owner):
     assert "Mon, Tue, Wed, Thu, Fri, Sat, Sun, 00:00–24:00 (UTC)" in html
     assert "ann@acme.test" in html and "In sequence" in html
     assert ">Pause</button>" in html
+    assert "Friday 2026-11-20 10:00 (UTC)" in html  # next send: step 2, two days after step 1
     searched = c.get(f"/console/campaigns/{campaign.pk}/?q=bob").content.decode()
     assert "bob@beta.test" in searched and "ann@acme.test</span><div" not in searched
+
+
+def test_times_are_shown_in_the_campaigns_zone(api, owner, workspace, clock):
+    from sending.testing import make_active_mailbox
+    from tests.campaigns.helpers import create, launch
+
+    make_active_mailbox(workspace)
+    window = {"timezone": "Asia/Tokyo", "days": ["mon", "tue", "wed", "thu", "fri"], "start_hour": 9, "end_hour": 17}
+    cid = create(api, sending_window=window).json()["result"]["campaign_id"]
+    launch(api, cid, owner)
+    html = signed_in(owner).get(f"/console/campaigns/{cid}/").content.decode()
+    # 10:00 UTC Wednesday is 19:00 in Tokyo: outside the window, next opening Thursday 09:00 Tokyo
+    assert "Thursday 2026-11-19 09:00 (Asia/Tokyo)" in html and "Waiting for the sending window to open." in html
+    page = signed_in(owner).get("/console/campaigns/").content.decode()
+    assert "Thu 2026-11-19 09:00" in page
 
 
 def test_pause_and_resume_buttons(launched, owner, clock):
