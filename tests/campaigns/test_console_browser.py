@@ -114,8 +114,9 @@ def test_campaigns_and_replies_in_the_browser(live_server, settings, browser, tm
     page.get_by_role("button", name="Pause").click()
     expect(page.get_by_test_id("waiting-reason")).to_have_text("Paused: nothing is sent until it is resumed.")
     assert Campaign.objects.get(pk=cid).state == "paused"
-    from campaigns.models import CampaignLead
     from django.utils import timezone
+
+    from campaigns.models import CampaignLead
 
     CampaignLead.objects.filter(campaign_id=cid, state="active").update(next_send_at=timezone.now())  # due now
     assert scheduler.tick(dispatch=scheduler.run_inline)["dispatched"] == 0
