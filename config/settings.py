@@ -505,7 +505,7 @@ CELERY_BEAT_SCHEDULE["accounts-oauth-purge"] = {"task": "accounts.tasks.oauth_pu
 OAUTH_REGISTRATIONS_PER_MINUTE = env_int("OAUTH_REGISTRATIONS_PER_MINUTE", 20)
 # replies (issue 8), continued: optional LLM classifier for person-written replies; an id from LLM_MODELS_FILE,
 # empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
-REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "")
+REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "auto")  # auto: the first live (non-echo) allowlisted model; off
 REPLIES_LLM_TIMEOUT_SECONDS = env_int("REPLIES_LLM_TIMEOUT_SECONDS", 20)
 
 

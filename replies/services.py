@@ -183,10 +183,10 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
     raw = bytes(first.raw)
     msg = cl.parse(raw)
     verdict = cl.classify(raw)
-    model_label = None
+    answer = None  # the LLM stage (on when a live model is configured), for what the local model decided
     if verdict.rule in llm.RULES_IT_MAY_OVERRIDE and llm.enabled():
-        model_label = llm.classify(text=cl.strip_quotes_and_signature(cl.body_text(msg)),
-                                   subject=cl.header(msg, "Subject"), request_id=f"reply-{inbound_id}")
+        answer = llm.classify(text=cl.strip_quotes_and_signature(cl.body_text(msg)),
+                              subject=cl.header(msg, "Subject"), request_id=f"reply-{inbound_id}")
     with transaction.atomic():
         inbound = (InboundMessage.objects.select_for_update(of=("self",)).select_related("mailbox", "workspace")
                    .filter(pk=inbound_id).first())
@@ -197,10 +197,14 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
         if reply is not None and verdict.label != cl.BOUNCE:
             lead = _mailto_unsubscribe(inbound=inbound, msg=msg, from_email=reply.from_email)
             if lead is not None:  # mail to a List-Unsubscribe mailto address: the signed token names the lead
-                verdict = cl.Verdict(cl.UNSUBSCRIBE, "list_unsubscribe_mailto")
+                verdict = cl.Verdict(cl.UNSUBSCRIBE, "list_unsubscribe_mailto", language=verdict.language)
                 reply.campaign, reply.campaign_lead, reply.matched_by = lead.campaign, lead, "mailto_token"
-        if model_label is not None and verdict.rule in llm.RULES_IT_MAY_OVERRIDE:
-            verdict = cl.Verdict(model_label, "llm")
+        llm_detail = {}
+        if answer is not None and verdict.rule in llm.RULES_IT_MAY_OVERRIDE:
+            llm_detail = {"llm": {"model": answer.model, "label": answer.label, "local_label": verdict.label,
+                                  "confidence": answer.confidence, "tokens": answer.tokens}}
+            verdict = cl.Verdict(answer.label, "llm", language=answer.language or verdict.language,
+                                 confidence=answer.confidence)
         if reply is not None:
             if reply.campaign_lead_id is None and (verdict.returned_message_ids or verdict.bounced):
                 thread = thread_match(mailbox=inbound.mailbox, workspace=inbound.workspace, in_reply_to=[],
@@ -225,7 +229,7 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
         inbound.rule = verdict.rule[:40]
         inbound.detail = {"bounced": [_text(a, 254) for a in verdict.bounced],
                           "returned_message_ids": [_text(m, 998) for m in verdict.returned_message_ids],
-                          "stops": verdict.stops, **effects}
+                          "stops": verdict.stops, "language": verdict.language, **llm_detail, **effects}
         inbound.processed_at = timezone.now()
         inbound.save(update_fields=["state", "classification", "rule", "detail", "processed_at"])
     return inbound
