@@ -88,6 +88,8 @@ class Reply(models.Model):
     subject = models.CharField(max_length=998, blank=True, default="")
     snippet = models.TextField(blank=True, default="")
     classification = models.CharField(max_length=16, choices=Classification.choices, null=True, blank=True)
+    language = models.CharField(max_length=8, null=True, blank=True,
+                                help_text="ISO 639-1 of the person's text; null for machine mail or while unclassified.")
     received_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

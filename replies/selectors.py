@@ -43,6 +43,7 @@ def reply_record(reply: Reply) -> dict:
         "subject": reply.subject,
         "snippet": reply.snippet,
         "classification": reply.classification,
+        "language": reply.language,
         "received_at": timestamp(reply.received_at),
         "lead_email": reply.campaign_lead.email if reply.campaign_lead_id else None,
         "correction": _correction(reply),

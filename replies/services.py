@@ -214,10 +214,11 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
                     reply.campaign, reply.campaign_lead = thread.campaign, thread.campaign_lead
                     reply.sent_message, reply.matched_by = thread.sent_message, thread.matched_by
             reply.classification = verdict.label
+            reply.language = verdict.language
             # received_at moves forward to the moment the reply is final, so a client polling with `since` = the
             # newest received_at it read sees the classified reply again instead of missing its label for good
             reply.received_at = max(timezone.now(), reply.received_at + timedelta(microseconds=1))
-            reply.save(update_fields=["classification", "campaign", "campaign_lead", "sent_message", "matched_by",
+            reply.save(update_fields=["classification", "language", "campaign", "campaign_lead", "sent_message", "matched_by",
                                       "received_at"])
             effects = _apply_effects(inbound=inbound, reply=reply, verdict=verdict, msg=msg)
             from replies.selectors import reply_record

@@ -55,6 +55,9 @@ class ReplyOut(serializers.Serializer):
     snippet = serializers.CharField(help_text="The new text of the reply, quoted history and signature stripped.")
     classification = serializers.ChoiceField(choices=Classification.choices, allow_null=True,
                                              help_text="Null while unclassified.")
+    language = serializers.CharField(allow_null=True, help_text=(
+        "ISO 639-1 code of the language the person wrote in (e.g. `de`, `ja`); null for machine mail (bounces, "
+        "automatic replies, receipts), an empty reply, or while unclassified."))
     received_at = serializers.DateTimeField()
     lead_email = serializers.CharField(allow_null=True, help_text="The campaign lead the reply was attributed to.")
     correction = serializers.DictField(allow_null=True, help_text=(

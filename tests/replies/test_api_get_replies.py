@@ -44,7 +44,8 @@ def test_shape_newest_first_and_free(api, world):
     assert replies[-1] == {
         "reply_id": ids[0], "campaign_id": str(world.campaign.pk), "from_email": "jane@acme.com",
         "subject": "Re: Quick question", "snippet": "Reply 0: interested", "classification": None,
-        "received_at": "2026-11-19T10:00:00.123456Z", "lead_email": "jane@acme.com", "correction": None,
+        "language": None, "received_at": "2026-11-19T10:00:00.123456Z", "lead_email": "jane@acme.com",
+        "correction": None,
     }
 
 
@@ -150,3 +151,19 @@ def test_openapi_documents_get_replies(client):
     assert {"campaign_id", "since", "limit"} <= set(props)
     assert (props["limit"]["minimum"], props["limit"]["maximum"], props["limit"]["default"]) == (1, 200, 50)
     assert "404" in op["responses"]
+
+
+def test_language_of_the_persons_text_and_null_for_machine_mail(api, world):
+    """Issue 16: `language` is the ISO 639-1 code of what the person wrote; null for machine mail."""
+    from tests.replies.conftest import corpus
+
+    for i, body in enumerate(["Vielen Dank, aber wir nutzen bereits HubSpot und sind zufrieden.",
+                              "ご提案ありがとうございます。来週デモを拝見したいです。"]):
+        stored = services.inbound_store(mailbox=world.mailbox, source="smtp", raw=reply_bytes(
+            message_id=f"<lang-{i}@acme.com>", in_reply_to="<msg-0@outreach-sbx.test>", body=body))
+        services.inbound_classify(inbound_id=stored.inbound.pk)
+    stored = services.inbound_store(mailbox=world.mailbox, source="smtp", raw=corpus("postfix-user-unknown"))
+    services.inbound_classify(inbound_id=stored.inbound.pk)
+    replies = api.post("/v1/get_replies", {}).json()["result"]["replies"]
+    got = sorted((r["classification"], r["language"]) for r in replies)
+    assert got == [("bounce", None), ("interested", "ja"), ("not_interested", "de")]

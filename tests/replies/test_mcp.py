@@ -33,6 +33,7 @@ def test_get_replies_tool_matches_rest(live, api, api_key, workspace):
     rest = api.post("/v1/get_replies", {"campaign_id": str(world.campaign.pk), "limit": 10}).json()
     assert ok.structured_content["result"] == rest["result"]
     assert [r["classification"] for r in rest["result"]["replies"]] == ["not_interested", "interested"]
+    assert [r["language"] for r in ok.structured_content["result"]["replies"]] == ["en", "en"]
     assert ok.structured_content["service"]["credits_charged"] == "0"
     assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
     assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_request"
