@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import secrets
 import shutil
 import socket
@@ -129,8 +130,10 @@ class Agent:
 
         async def on_redirect(url: str):
             self.consents += 1
+            shots = os.environ.get("CONSOLE_SCREENSHOTS_DIR")  # docs/screenshots refreshes the docs' picture
             self.redirected = await anyio.to_thread.run_sync(
-                lambda: consent_in_chromium(url, user, scopes=scopes, workspace_name=workspace_name))
+                lambda: consent_in_chromium(url, user, scopes=scopes, workspace_name=workspace_name,
+                                            shots=os.path.join(shots, "oauth-consent.png") if shots else None))
 
         async def on_callback():
             query = parse_qs(urlsplit(self.redirected).query)
