@@ -141,10 +141,19 @@ def _daily_chart(ws, days: int = 30) -> dict:
     return {"bars": bars, "total": format_credits(sum(by_day.values())), "max": format_credits(top)}
 
 
+# --- secrets shown once, after a POST/redirect/GET ------------------------------------------------------
+def show_once_put(request, name: str, value: dict) -> None:
+    """Keep a just-created secret (an API key, a webhook signing secret) for the one GET the POST redirects to:
+    a reload of that page repeats the GET, never the POST, so nothing is created twice. Server-side session."""
+    request.session[f"show_once:{name}"] = value
+
+
+def show_once_pop(request, name: str) -> dict | None:
+    """The secret kept by `show_once_put`, removed as it is read: it is shown once."""
+    return request.session.pop(f"show_once:{name}", None)
+
+
 # --- API keys ---------------------------------------------------------------------------------------
-NEW_KEY_SESSION = "console_new_key"
-
-
 @never_cache
 @console_page
 @require_http_methods(["GET", "POST"])
@@ -158,12 +167,10 @@ def keys(request, membership):
         if form.is_valid():
             key, plaintext = services.key_create(workspace=ws, name=form.cleaned_data["name"],
                                                  scopes=form.cleaned_data["scopes"], created_by=request.user)
-            # POST/redirect/GET: a reload of the page that shows the key must not create another one. The
-            # plaintext waits in the server-side session for the one GET that follows, which removes it.
-            request.session[NEW_KEY_SESSION] = {"key_id": str(key.pk), "plaintext": plaintext}
+            show_once_put(request, "api_key", {"key_id": str(key.pk), "plaintext": plaintext})
             return redirect("console:keys")
     created = None
-    pending = request.session.pop(NEW_KEY_SESSION, None)
+    pending = show_once_pop(request, "api_key")
     if pending:
         key = ApiKey.objects.filter(workspace=ws, pk=pending["key_id"]).first()
         if key is not None:

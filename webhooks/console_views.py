@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.console_views import console_page
+from accounts.console_views import console_page, show_once_pop, show_once_put
 from core import errors
 from core.money import InvalidCreditString, format_credits, parse_credits
 from webhooks import services
@@ -35,9 +35,16 @@ def webhook_list(request, membership):
         try:
             endpoint, secret = services.endpoint_create(workspace=ws, url=request.POST.get("url", ""),
                                                         events=request.POST.getlist("events"), created_by=request.user)
-            created = {"endpoint": endpoint, "secret": secret}  # shown once, in this response only
         except errors.InvalidRequest as exc:
             error = exc.message
+        else:  # POST/redirect/GET: the secret is shown once, on the page redirected to; a reload creates nothing
+            show_once_put(request, "webhook_secret", {"webhook_id": str(endpoint.pk), "secret": secret})
+            return redirect("webhooks_console:list")
+    pending = show_once_pop(request, "webhook_secret") if request.method == "GET" else None
+    if pending:
+        endpoint = services.endpoints_list(workspace=ws).filter(pk=pending["webhook_id"]).first()
+        if endpoint is not None:
+            created = {"endpoint": endpoint, "secret": pending["secret"]}
     threshold = services.balance_threshold_get(workspace=ws)
     return render(request, "webhooks/webhooks.html", {
         "endpoints": services.endpoints_list(workspace=ws), "event_types": services.EVENT_TYPES,

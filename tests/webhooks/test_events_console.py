@@ -67,11 +67,14 @@ def test_console_add_log_replay(workspace, owner, receiver, queued, settings):
     browser = Client()
     browser.force_login(owner)
     page = browser.post("/console/webhooks/", {"url": receiver.url, "events": ["approval.requested"]})
+    assert page.status_code == 302  # POST/redirect/GET: a reload of the secret's page creates nothing
+    page = browser.get(page["Location"])
     assert page.status_code == 200
     html = page.content.decode()
     assert 'data-testid="new-secret"' in html and "whsec_" in html
     secret = html.split('data-testid="new-secret"')[0].rsplit('value="', 1)[1].split('"')[0]
     assert "whsec_" not in browser.get("/console/webhooks/").content.decode()  # shown once
+    assert services.endpoints_list(workspace=workspace).count() == 1
     settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = False
     bad = browser.post("/console/webhooks/", {"url": "http://10.0.0.1/x", "events": ["approval.requested"]})
     assert "private" in bad.content.decode() and services.endpoints_list(workspace=workspace).count() == 1
