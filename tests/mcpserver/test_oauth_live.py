@@ -165,6 +165,7 @@ def bearer_post(url, token, body):
         "Accept": "application/json, text/event-stream"})
 
 
+TOOL_CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_echo", "arguments": {}}}
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
 
@@ -209,12 +210,15 @@ def test_sdk_client_connects_by_url_alone_through_oauth(oauth_live, settings):
     # Revocation (RFC 7009) by the client: the next tool call with the access token is 401.
     access = agent.storage.tokens.access_token
     assert bearer_post(oauth_live.url, access, INIT).status_code == 200
+    before = bearer_post(oauth_live.url, access, TOOL_CALL)
+    assert before.status_code == 200 and "error" not in before.json()
     revoke = httpx2.post(settings.BASE_URL + "/oauth/revoke", timeout=10, data={
         "token": agent.storage.tokens.refresh_token, "client_id": agent.storage.client.client_id,
         "client_secret": agent.storage.client.client_secret or ""})
     assert revoke.status_code == 200
     resp = bearer_post(oauth_live.url, access, INIT)
     assert resp.status_code == 401 and resp.headers["www-authenticate"].startswith("Bearer ")
+    assert bearer_post(oauth_live.url, access, TOOL_CALL).status_code == 401  # the next tool call
     grant.refresh_from_db()
     assert grant.revoked_at is not None and ApiKey.objects.get(pk=grant.api_key_id).revoked_at is not None
 
