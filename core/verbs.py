@@ -111,6 +111,14 @@ class StrictSerializer(serializers.Serializer):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
                 raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+            # DRF reads "٥" or "５" as 5 (int() and float() accept any Unicode digit): numbers are ASCII
+            non_ascii = sorted(name for name, f in self.fields.items()
+                               if isinstance(f, serializers.IntegerField | serializers.FloatField
+                                             | serializers.DecimalField)
+                               and isinstance(data.get(name), str) and not data[name].isascii())
+            if non_ascii:
+                raise serializers.ValidationError({name: ["Numbers are written with ASCII digits (0-9)."]
+                                                   for name in non_ascii})
         return super().to_internal_value(data)
 
 

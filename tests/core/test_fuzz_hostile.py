@@ -1,7 +1,8 @@
 """Hostile but well-formed input is a 400 `invalid_request` naming the field, never a (retryable) 500
 (issue 15.4): deep nesting, NaN / Infinity / 1e400, integers beyond 64 bits, NUL characters (PostgreSQL cannot
 store them), a completion cap that overflows the hold, on every POST route and through the MCP door. The
-hypothesis test throws arbitrary trees with these leaves at the API so the class stays closed.
+hypothesis test throws arbitrary trees with these leaves at the API so the class stays closed. Every number
+field of every verb refuses non-ASCII digits ("٥", "５"), which Python's int() reads as 5 (issue 15.8).
 
 Runs on SQLite and, with DATABASE_URL set, on PostgreSQL (where a NUL in jsonb was the 500)."""
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import uuid
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, given
@@ -163,3 +166,63 @@ def test_fuzz_create_campaign_never_500(api, value, depth):
     assert resp.status_code < 500, resp.content[:300]
     if _hostile(value, depth=3):  # custom.v sits at depth 3 of the body
         assert resp.status_code == 400 and resp.json()["error"]["code"] == "invalid_request"
+
+
+# --- non-ASCII digits: every number field of every verb -----------------------------------------------
+def _number_fields():
+    """(verb, field path) for every integer, float, decimal and credit-string field of every verb's input."""
+    from rest_framework import serializers
+
+    out = []
+
+    def walk(verb, ser, prefix):
+        for name, f in ser.fields.items():
+            if isinstance(f, serializers.ListSerializer):
+                walk(verb, f.child, prefix + [name, 0])
+            elif isinstance(f, serializers.Serializer):
+                walk(verb, f, prefix + [name])
+            elif (isinstance(f, serializers.IntegerField | serializers.FloatField | serializers.DecimalField)
+                  or type(f).__name__ == "CreditStringField"):
+                out.append((verb, prefix + [name]))
+
+    for verb in product_verbs():
+        if verb.input is not None and verb.name != "llm_chat":  # llm_chat: its own test above
+            walk(verb, verb.input(), [])
+    return out
+
+
+def _label(path) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
+
+
+NUMBER_FIELDS = _number_fields()
+
+
+@pytest.mark.parametrize("digits", ["\u0665", "\uff15", "1\u0660", "\u0665.5"])
+@pytest.mark.parametrize("verb, path", NUMBER_FIELDS, ids=[f"{v.name}-{_label(p)}" for v, p in NUMBER_FIELDS])
+def test_numbers_in_non_ascii_digits_are_400_on_every_verb(api, verb, path, digits):
+    label = _label(path)
+    if verb.method == "GET":
+        if path[0] not in (getattr(verb, "query", None) or ()):
+            pytest.skip("not a query parameter")
+        url = re.sub(r"<[^>]+>", "x", verb.path)
+        resp = api.get(f"{url}?{path[0]}={quote(digits)}")
+        assert resp.status_code in (400, 404), resp.content[:300]
+        if resp.status_code == 404:
+            return  # the resource in the path does not exist; the list route is the one that matters
+    else:
+        body: dict = {}
+        node = body
+        for key, nxt in zip(path, path[1:] + [None], strict=True):
+            if isinstance(key, int):
+                continue  # `node` is already the list's first element
+            if nxt is None:
+                node[key] = digits
+            elif isinstance(nxt, int):
+                node = node.setdefault(key, [{}])[0]
+            else:
+                node = node.setdefault(key, {})
+        resp = api.post(verb.path, body, headers={"Idempotency-Key": f"k-{uuid.uuid4()}"})
+    fields = _errors(resp)
+    normalized = {re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", k) for k in fields}
+    assert label in normalized, (label, fields)
