@@ -137,3 +137,20 @@ def test_inbox_filters(launched, owner):  # noqa: F811
     assert "Please remove me" in c.get(f"/console/replies/?campaign={campaign.pk}").content.decode()
     bad = c.post(f"/console/replies/{Reply.objects.first().pk}/correct", {"label": "nonsense"})
     assert bad.status_code == 302 and not ReplyCorrection.objects.exists()
+
+
+def test_export_command_writes_the_corrected_labels(launched, owner, workspace, tmp_path):  # noqa: F811
+    from django.core.management import call_command
+
+    campaign, mb = launched
+    run_tick()
+    reply, raw = receive(mb, "ann@acme.test", "Please remove me from your list.", "r7")
+    receive(mb, "bob@beta.test", "Sounds interesting, can we talk on Tuesday?", "r8")
+    signed_in(owner).post(f"/console/replies/{reply.pk}/correct", {"label": "other"})
+    out = tmp_path / "labels.jsonl"
+    call_command("export_reply_labels", "--workspace", str(workspace.pk), "--output", str(out))
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["reply_id"], r["label"], r["classifier_label"]) for r in rows] == [(reply.pk, "other", "unsubscribe")]
+    assert base64.b64decode(rows[0]["raw_base64"]) == raw
+    call_command("export_reply_labels", "--all", "--output", str(out))
+    assert len(out.read_text().splitlines()) == 2
