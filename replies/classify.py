@@ -281,7 +281,12 @@ QUOTE_HEADER_RES = [
         r"元のメッセージ)\s*-{3,}\s*$",
         r"^\s*-{2,}\s*(Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|"
         r"Messaggio originale|Mensagem original|Oorspronkelijk bericht)\s*-{2,}\s*$",
-        r"^\s*-{3,}\s*Forwarded message\s*-{3,}\s*$",
+        r"^\s*-{3,}\s*(Forwarded message|Weitergeleitete Nachricht|Message transféré|Mensaje reenviado|"
+        r"Mensagem encaminhada|Messaggio inoltrato|Doorgestuurd bericht|Vidarebefordrat meddelande|"
+        r"Videresendt meddelelse|Przekazana wiadomość|Wiadomość przekazana|転送されたメッセージ|转发的邮件|"
+        r"轉寄的郵件)\s*-{3,}\s*$",
+        r"^\s*(Begin forwarded message|Inizio messaggio inoltrato|Début du message réenvoyé|"
+        r"Anfang der weitergeleiteten Nachricht|Comienzo del mensaje reenviado)\s*:\s*$",
         r"^_{10,}\s*$",
         r"^\s*(From|Von|De|Da|Van|Från|Fra|Od|差出人|发件人|寄件者|寄件人)\s*[:：]\s*.+\n\s*(Sent|Gesendet|Envoyé|"
         r"Enviado|Inviato|Verzonden|Skickat|Sendt|Date|Datum|Wysłano|Data|送信日時|发送时间|發送時間|日期|時間)\s*[:：]",

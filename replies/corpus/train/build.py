@@ -48,6 +48,14 @@ BANNERS = [
     "【外部メール】社外から送信されたメールです。",
     "【外部邮件】此邮件来自组织外部，请谨慎点击链接。",
 ]
+FORWARD_HEADERS = {
+    "en": "---------- Forwarded message ---------", "de": "---------- Weitergeleitete Nachricht ----------",
+    "fr": "---------- Message transféré ---------", "es": "---------- Mensaje reenviado ---------",
+    "pt": "---------- Mensagem encaminhada ---------", "it": "---------- Messaggio inoltrato ---------",
+    "nl": "---------- Doorgestuurd bericht ---------", "sv": "---------- Vidarebefordrat meddelande ---------",
+    "da": "---------- Videresendt meddelelse ----------", "pl": "---------- Przekazana wiadomość ---------",
+    "ja": "---------- 転送されたメッセージ ---------", "zh": "---------- 转发的邮件 ---------",
+}
 TICKET_ACKS = [
     ("en", "Thank you for contacting us. Your request (#{n}) has been received and is being reviewed by our "
            "support staff. To add additional comments, reply to this email."),
@@ -276,6 +284,14 @@ def corpus():
             split = "validation" if is_validation(lang, "interested", b) else "train"
             yield {"id": f"t{n}", "label": "interested", "lang": lang, "split": split,
                    "raw": message(lang, "interested", [_fill(a, mod, rng), _fill(b, mod, rng)], rng, n)}
+        for _ in range(12):  # a forward with no comment or a neutral one: other
+            n += 1
+            comment = _fill(rng.choice(same["other"]), mod, rng) if rng.random() < 0.5 else ""
+            pitch = _pitch(mod, rng, rng.choice(mod.NAMES).split()[0], rng.choice(COMPANIES))
+            body = f"{comment}\n\n{FORWARD_HEADERS[lang]}\nFrom: Alex Rivera <alex@outreach.example>\n" \
+                   f"Date: 2026-10-02 09:14\nSubject: {_fill(rng.choice(mod.SUBJECTS), mod, rng)}\n\n{pitch}"
+            yield {"id": f"t{n}", "label": "other", "lang": lang, "split": "train" if n % 7 else "validation",
+                   "raw": message(lang, "other", [body], rng, n)}
     for i, (lang, text) in enumerate(TICKET_ACKS):  # help-desk acknowledgements: other
         for _ in range(6):
             n += 1

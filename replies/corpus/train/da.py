@@ -135,6 +135,19 @@ OTHER = [
     "{colleague} arbejder her ikke længere, jeg har overtaget.",
     "Hvad drejer det sig præcist om?",
     "Hvem gav dig mit navn?",
+    'Jeg er bare kontorchef.',
+    'Kan du fortælle, hvad det drejer sig om?',
+    'Er det en automatisk mail?',
+    'Hvilket kontor er det til?',
+    'Jeg sætter {colleague} cc til orientering.',
+    'Læser det senere.',
+    'Din mail endte i spam, bare så du ved det.',
+    'Vi er blevet opkøbt, jeg ved ikke, hvem der tager sig af det nu.',
+    'Jeg sender det videre.',
+    'Hvem er Alex?',
+    'Er du et rigtigt menneske?',
+    'ok',
+    'Modtaget.',
 ]
 
 OUT_OF_OFFICE = [

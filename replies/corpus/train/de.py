@@ -170,6 +170,19 @@ OTHER = [
     "Wer hat Ihnen meinen Namen gegeben?",
     "Test",
     "Danke für Ihre Nachricht.",
+    'Ich bin nur die Assistenz der Geschäftsführung.',
+    'Können Sie mir sagen, worauf Sie sich beziehen?',
+    'Ist das eine automatische Mail?',
+    'Für welchen Standort ist das gedacht?',
+    'Ich nehme {colleague} mal in CC.',
+    'Lese ich später.',
+    'Ihre Mail landete im Spam-Ordner, nur zur Info.',
+    'Wir wurden übernommen, ich weiß nicht, wer jetzt zuständig ist.',
+    'Ich gebe es weiter.',
+    'Wer ist Alex?',
+    'Sind Sie ein echter Mensch?',
+    'ok',
+    'Hab ich bekommen.',
 ]
 
 OUT_OF_OFFICE = [

@@ -142,6 +142,19 @@ OTHER = [
     "{colleague} ya no trabaja aquí, soy su sustituto.",
     "¿De qué se trata exactamente?",
     "¿Quién te dio mi nombre?",
+    'Solo soy la asistente de dirección.',
+    '¿Puede indicarme a qué se refiere?',
+    '¿Es un correo automático?',
+    '¿Para qué oficina es esto?',
+    'Pongo a {colleague} en copia para que esté al tanto.',
+    'Lo leo más tarde.',
+    'Tu correo llegó a spam, para que lo sepas.',
+    'Nos compraron y no sé quién lleva esto ahora.',
+    'Lo paso.',
+    '¿Quién es Alex?',
+    '¿Eres una persona real?',
+    'ok',
+    'Recibido.',
 ]
 
 OUT_OF_OFFICE = [

@@ -146,6 +146,19 @@ OTHER = [
     "De quoi s'agit-il exactement ?",
     "Qui vous a donné mon nom ?",
     "Merci pour votre message.",
+    "Je ne suis que l'assistante de direction.",
+    "Pouvez-vous préciser l'objet de votre message ?",
+    "C'est un message automatique ?",
+    "C'est pour quel site ?",
+    'Je mets {colleague} en copie pour info.',
+    'Je lirai plus tard.',
+    'Votre mail est arrivé dans mes spams, pour info.',
+    "Nous avons été rachetés, je ne sais pas qui s'en occupe désormais.",
+    'Je transmets.',
+    'Qui est Alex ?',
+    'Vous êtes une vraie personne ?',
+    'ok',
+    'Reçu.',
 ]
 
 OUT_OF_OFFICE = [

@@ -136,6 +136,19 @@ OTHER = [
     "{colleague} non lavora più qui, sono il suo sostituto.",
     "Di cosa si tratta esattamente?",
     "Chi le ha dato il mio nome?",
+    "Sono solo l'assistente di direzione.",
+    'Può dirmi a cosa si riferisce?',
+    'È una mail automatica?',
+    'Per quale sede è?',
+    'Metto in copia {colleague} per conoscenza.',
+    'La leggo più tardi.',
+    'La sua mail è finita nello spam, per sua informazione.',
+    'Siamo stati acquisiti, non so chi se ne occupi ora.',
+    'Giro la mail.',
+    'Chi è Alex?',
+    'È una persona vera?',
+    'ok',
+    'Ricevuto.',
 ]
 
 OUT_OF_OFFICE = [

@@ -136,6 +136,19 @@ OTHER = [
     "{colleague} werkt hier niet meer, ik ben zijn opvolger.",
     "Waar gaat het precies over?",
     "Wie heeft u mijn naam gegeven?",
+    'Ik ben alleen de officemanager.',
+    'Kunt u aangeven waar dit over gaat?',
+    'Is dit een automatische mail?',
+    'Voor welke vestiging is dit?',
+    'Ik zet {colleague} even in de cc.',
+    'Lees ik later.',
+    'Je mail kwam in mijn spam terecht, ter info.',
+    'We zijn overgenomen, ik weet niet wie dit nu doet.',
+    'Ik geef het door.',
+    'Wie is Alex?',
+    'Ben je een echt persoon?',
+    'ok',
+    'Ontvangen.',
 ]
 
 OUT_OF_OFFICE = [

@@ -135,6 +135,19 @@ OTHER = [
     "{colleague} już tu nie pracuje, jestem jego następcą.",
     "O co dokładnie chodzi?",
     "Kto podał Panu moje nazwisko?",
+    'Jestem tylko asystentką zarządu.',
+    'Czy może Pan napisać, czego to dotyczy?',
+    'Czy to automatyczna wiadomość?',
+    'Dla którego oddziału to jest?',
+    'Dodaję {colleague} do wiadomości.',
+    'Przeczytam później.',
+    'Pana mail trafił do spamu, tak tylko informuję.',
+    'Zostaliśmy przejęci, nie wiem, kto się tym teraz zajmuje.',
+    'Przekażę dalej.',
+    'Kim jest Alex?',
+    'Czy jest Pan prawdziwą osobą?',
+    'ok',
+    'Otrzymane.',
 ]
 
 OUT_OF_OFFICE = [

@@ -136,6 +136,19 @@ OTHER = [
     "{colleague} não trabalha mais aqui, sou o substituto.",
     "Do que se trata exatamente?",
     "Quem te passou meu nome?",
+    'Sou apenas a assistente da diretoria.',
+    'Pode me dizer a que se refere?',
+    'Isso é um e-mail automático?',
+    'É para qual escritório?',
+    'Coloco {colleague} em cópia para ciência.',
+    'Leio depois.',
+    'Seu e-mail caiu no spam, só para avisar.',
+    'Fomos adquiridos e não sei quem cuida disso agora.',
+    'Vou repassar.',
+    'Quem é o Alex?',
+    'Você é uma pessoa de verdade?',
+    'ok',
+    'Recebido.',
 ]
 
 OUT_OF_OFFICE = [

@@ -135,6 +135,19 @@ OTHER = [
     "{colleague} jobbar inte här längre, jag har tagit över.",
     "Vad gäller det exakt?",
     "Vem gav dig mitt namn?",
+    'Jag är bara kontorsansvarig.',
+    'Kan du berätta vad det gäller?',
+    'Är det här ett automatiskt mejl?',
+    'Vilket kontor gäller det?',
+    'Jag lägger {colleague} på kopia för kännedom.',
+    'Läser senare.',
+    'Ditt mejl hamnade i skräpposten, bara så du vet.',
+    'Vi har blivit uppköpta, jag vet inte vem som sköter det nu.',
+    'Jag skickar det vidare.',
+    'Vem är Alex?',
+    'Är du en riktig person?',
+    'ok',
+    'Mottaget.',
 ]
 
 OUT_OF_OFFICE = [
