@@ -1,5 +1,5 @@
 """Demo data: one active sandbox mailbox so a demo campaign can be launched without buying capacity first
-(the demo workspace's 300 signup credits do not cover a purchase). It is free: no monthly upkeep. Idempotent."""
+(buying capacity is step 5 of the README tour; billing.demo grants the credits for it). It is free: no monthly upkeep. Idempotent."""
 
 from django.utils import timezone
 

@@ -103,3 +103,30 @@ def test_seeded_demo_mailbox_is_free_capacity(db, settings, tmp_path):
     run("seed_demo")
     mailbox.refresh_from_db()
     assert mailbox.renews_at is None
+
+
+def test_seed_demo_covers_the_readme_tour_and_names_the_workspace(db, settings, tmp_path):
+    """Issue 14 (tour): the demo workspace can pay for the tour's purchase (3,000 credits) once, and the seed prints
+    the workspace id (for grant_credits) and an approve hint that succeeds as printed."""
+    from datetime import timedelta
+
+    from accounts.models import ConfirmationToken
+    from accounts.services import token_issue
+    from billing.services import account_get
+    from core.money import credits
+
+    settings.DATA_DIR = tmp_path
+    first = run("seed_demo")
+    workspace = Workspace.objects.get(name="Demo workspace")
+    assert f"Workspace id:  {workspace.pk}" in first
+    balance = account_get(workspace=workspace).balance_micros
+    assert balance >= credits(300) + credits(3000) + credits(50)  # signup + purchase + the other paid steps
+    run("seed_demo")
+    assert account_get(workspace=workspace).balance_micros == balance  # granted once
+    hint = [line for line in first.splitlines() if "manage.py approve" in line][0]
+    by = hint.split("--by", 1)[1].split()[0]
+    token, plaintext = token_issue(workspace=workspace, verb="setup_sending", params={"emails_per_week": 250},
+                                   ttl=timedelta(minutes=15))
+    out = run("approve", plaintext, "--by", by)
+    assert "approved" in out
+    assert ConfirmationToken.objects.get(pk=token.pk).status == "approved"

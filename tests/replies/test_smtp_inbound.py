@@ -131,3 +131,31 @@ def test_demo_seed_prints_where_replies_go(workspace, settings):
     out = io.StringIO()
     seed(workspace, out)
     assert "alex@demo-sbx.test over SMTP at 127.0.0.1:2525" in out.getvalue()
+
+
+def test_sandbox_reply_command_threads_a_reply_into_the_listener(listener, world):
+    """Issue 14 (tour step 8): one command sends a lead's reply into the sandbox listener, threaded to the sent
+    message, so the tour's get_replies has something to show."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("sandbox_reply", "Jane@acme.com", "Sounds interesting - can we talk on Thursday?",
+                 "--host", listener.hostname, "--port", str(listener.port), stdout=out)
+    assert "In-Reply-To: <msg-0@outreach-sbx.test>" in out.getvalue()
+    inbound = InboundMessage.objects.get()
+    assert inbound.envelope_to == MAILBOX and inbound.envelope_from == "jane@acme.com"
+    reply = Reply.objects.get()
+    assert reply.classification == "interested" and reply.campaign_id == world.campaign.pk
+    world.jane.refresh_from_db()
+    assert world.jane.state == "stopped"
+
+
+def test_sandbox_reply_command_explains_when_nothing_was_sent(listener, world):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="no campaign message has been sent"):
+        call_command("sandbox_reply", "nobody@acme.com", "hi", "--port", str(listener.port))
+    assert not InboundMessage.objects.exists()

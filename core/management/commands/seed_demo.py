@@ -66,8 +66,12 @@ class Command(BaseCommand):
         plaintext = demo_key(workspace)
         if not opts["quiet"]:
             self.stdout.write(self.style.SUCCESS("Demo workspace ready."))
+            self.stdout.write(f"  Workspace id:  {workspace.pk}")
             self.stdout.write(f"  Demo API key:  {plaintext}")
             self.stdout.write(f"  Console:       {settings.BASE_URL}/console/  (sign in as {DEMO_EMAIL}; "
                               f"the code lands in {settings.MAIL_SINK_DIR})")
             self.stdout.write(f"  API docs:      {settings.BASE_URL}/docs")
+            self.stdout.write(f"  Approve:       .venv/bin/python manage.py approve ct_… --by {DEMO_EMAIL}  "
+                              f"(a confirmation token from setup_sending or launch_campaign)")
+            self.stdout.write(f"  Top up:        .venv/bin/python manage.py grant_credits {workspace.pk} 1000")
             self.stdout.write(f"  Try:           curl -H 'Authorization: Bearer {plaintext}' {settings.BASE_URL}/v1/usage")
