@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -20,7 +21,7 @@ from campaigns.window import in_window, next_open
 
 logger = logging.getLogger("campaigns.scheduler")
 
-LEASE = timedelta(minutes=10)
+LEASE = timedelta(seconds=getattr(settings, "CAMPAIGNS_LEASE_SECONDS", 600))
 
 
 def _dispatch_celery(items: list[tuple[int, int, datetime]]) -> None:

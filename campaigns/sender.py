@@ -36,8 +36,8 @@ WARMUP_STEP = 2  # ... and this many more each day after, up to DAILY_CAP
 MAX_ATTEMPTS = 5  # temporary failures of one step before the lead is stopped (`send_failed`)
 RETRY_BASE = timedelta(minutes=5)  # backoff: 5, 10, 20, 40 minutes
 MAILBOX_WAIT = timedelta(hours=1)  # a lead whose mailbox is not active is looked at again after this
-CLAIM_RELEASE_AFTER = timedelta(minutes=10)
-STUCK_AFTER = timedelta(minutes=15)
+CLAIM_RELEASE_AFTER = timedelta(seconds=getattr(settings, "CAMPAIGNS_CLAIM_RELEASE_SECONDS", 600))
+STUCK_AFTER = timedelta(seconds=getattr(settings, "CAMPAIGNS_STUCK_SECONDS", 900))
 MAILBOX_GONE = {"removed", "failed"}
 BOUNCE_CODES = {521, 550, 551, 552, 553, 554, 556}  # recipient-level permanent failures
 

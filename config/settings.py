@@ -425,6 +425,12 @@ SENDING_TLS_CA_FILE = env("SENDING_TLS_CA_FILE", "")
 # --- campaigns (issue 7): the send scheduler ---------------------------------------------------------
 # One tick every SCHEDULER_TICK_SECONDS dispatches due campaign sends; at most this many leads per tick.
 CAMPAIGNS_TICK_BATCH = env_int("CAMPAIGNS_TICK_BATCH", 1000)
+# A dispatched lead's lease (its task lost with a dead worker: dispatched again after this), a claim that never
+# reached SMTP (released after this) and a row in `sending` (reported, never re-sent, after this). Lower them only
+# where a crash must be recovered from quickly (the production-shape test does).
+CAMPAIGNS_LEASE_SECONDS = env_int("CAMPAIGNS_LEASE_SECONDS", 600)
+CAMPAIGNS_CLAIM_RELEASE_SECONDS = env_int("CAMPAIGNS_CLAIM_RELEASE_SECONDS", 600)
+CAMPAIGNS_STUCK_SECONDS = env_int("CAMPAIGNS_STUCK_SECONDS", 900)
 CELERY_BEAT_SCHEDULE["campaigns-scheduler-tick"] = {
     "task": "campaigns.tasks.scheduler_tick",
     "schedule": float(SCHEDULER_TICK_SECONDS),
