@@ -18,6 +18,7 @@ import math
 import secrets
 import string
 from datetime import timedelta
+from email.utils import formataddr, parseaddr
 from urllib.parse import urlsplit
 
 from allauth.account import app_settings as allauth_settings
@@ -139,7 +140,8 @@ class _Site:
     request's Host: anyone could make the service mail a link to any host)."""
 
     def __init__(self, base_url: str):
-        self.domain = self.name = urlsplit(base_url).netloc
+        self.domain = urlsplit(base_url).netloc
+        self.name = settings.SITE_NAME  # "Hello from Outbound service!", not "Hello from 127.0.0.1:8000!"
 
 
 def _base_url_context(context: dict) -> dict:
@@ -154,6 +156,18 @@ def _base_url_context(context: dict) -> dict:
 
 
 class ConsoleAccountAdapter(DefaultAccountAdapter):
+    def get_from_email(self) -> str:
+        """DEFAULT_FROM_EMAIL, shown as SITE_NAME when it carries no display name of its own."""
+        name, addr = parseaddr(settings.DEFAULT_FROM_EMAIL)
+        return settings.DEFAULT_FROM_EMAIL if name or not addr else formataddr((settings.SITE_NAME, addr))
+
+    def add_message(self, request, level, message_template=None, message_context=None, extra_tags="", message=None):
+        # Signing in by code confirms the address on the way: "You have confirmed …" followed by
+        # "Successfully signed in as …" is two flashes for one action. Keep the sign-in one.
+        if message_template == "account/messages/email_confirmed.txt" and not request.user.is_authenticated:
+            return
+        super().add_message(request, level, message_template, message_context, extra_tags, message)
+
     def generate_login_code(self) -> str:
         return code_seed()
 

@@ -215,6 +215,8 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 100_000
 
 # --- mail -------------------------------------------------------------------------------------------
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", f"no-reply@{BASE_HOST}")
+# The name console mail greets with and signs as ("Hello from …", the From display name, the subject prefix).
+SITE_NAME = env("SITE_NAME", "Outbound service")
 if SANDBOX:
     EMAIL_BACKEND = "core.mail.MaildirEmailBackend"
 else:
@@ -374,7 +376,7 @@ ACCOUNT_RATE_LIMITS = {
     "request_login_code": "20/m/ip,3/m/key",
     "signup": "20/m/ip",
 }
-ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Outbound service] "
+ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
 ACCOUNT_LOGIN_BY_CODE_MAX_RESEND_COUNT = 3
 ACCOUNT_PREVENT_ENUMERATION = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False

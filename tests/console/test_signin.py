@@ -192,3 +192,30 @@ def test_no_password_pages(owner, path):
 def test_admin_login_is_the_console_sign_in():
     resp = Client().get("/admin/login/?next=/admin/")
     assert resp.status_code == 302 and resp["Location"].startswith("/console/auth/login/")
+
+
+def test_sign_in_mail_names_the_site_and_comes_from_default_from_email(owner, settings):
+    # Issue 14: the mail said "Hello from 127.0.0.1:8100!" (the request's host) and came from a bare address.
+    settings.DEFAULT_FROM_EMAIL = "console@mail.example.com"
+    settings.SITE_NAME = "Acme Outbound"
+    _request_code(Client(), owner.email)
+    msg = messages_to(owner.email)[-1]
+    assert msg["From"] == "Acme Outbound <console@mail.example.com>"
+    text = body(msg)
+    assert "Hello from Acme Outbound!" in text and "Thank you for using Acme Outbound!" in text
+    assert "127.0.0.1" not in text.split("http", 1)[0]  # the greeting names the site, not a host:port
+
+
+def test_code_entry_page_uses_the_console_layout(owner):
+    c = Client()
+    page = c.get(_request_code(c, owner.email)["Location"]).content.decode()
+    assert 'data-testid="code-entry"' in page and 'class="card"' in page
+    assert '<label for="id_code">Code</label>' in page and '<button class="primary" type="submit">Sign in</button>' in page
+
+
+def test_one_flash_message_after_sign_in(owner):
+    c = Client()
+    _request_code(c, owner.email)
+    c.get("/console/auth/login/code/confirm/")  # the "code sent" message is shown (and consumed) here
+    page = c.post("/console/auth/login/code/confirm/", {"code": last_code(owner.email)}, follow=True).content.decode()
+    assert page.count('class="msg') == 1 and "Successfully signed in" in page
