@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint install migrate clean bench model
+.PHONY: run test lint install migrate clean bench model peers
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -29,7 +29,11 @@ run: migrate
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-test: lint model
+# Debian's chromium and dovecot-imapd for the browser and IMAP tests (installed when missing and run as root)
+peers:
+	@.ci/peers
+
+test: lint model peers
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 clean:

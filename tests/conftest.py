@@ -110,3 +110,13 @@ def make_api(db):
         ws, user, key = make_workspace(**kwargs)
         return Api(key), ws, user
     return _make
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Name the optional peers (Dovecot, Chromium, PostgreSQL, Redis) this run skipped, and why (issue 14)."""
+    from tests.peers import skip_reason, summarize
+
+    reasons = [skip_reason(report) for report in terminalreporter.stats.get("skipped", [])]
+    terminalreporter.write_sep("-", "optional peers")
+    for line in summarize(reasons):
+        terminalreporter.write_line(line)
