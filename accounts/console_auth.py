@@ -236,6 +236,18 @@ def _on_logged_in(sender, request, user, **kwargs):
 
 
 # --- approvals waiting ------------------------------------------------------------------------------
+def header_safe(text: str) -> str:
+    """A console mail header built from user-chosen text (a workspace name): whitespace folded to one space,
+    other control characters dropped, and an RFC 2047 encoded-word that would decode to a control character
+    defused ("=?" -> "= ?"), so no mail reader decodes a line break into it (issue 15.1, as for campaign mail)."""
+    from campaigns.headers import header_text_problem
+
+    text = "".join(c for c in " ".join(text.split()) if c.isprintable())
+    if header_text_problem(text):
+        text = text.replace("=?", "= ?")
+    return text
+
+
 @receiver(approval_requested, dispatch_uid="console-approval-mail")
 def _on_approval_requested(sender, token: ConfirmationToken, **kwargs):
     from accounts.services import approval_url
@@ -249,7 +261,7 @@ def _on_approval_requested(sender, token: ConfirmationToken, **kwargs):
     if not recipients:
         return
     ctx = {"token": token, "workspace": token.workspace, "approval_url": approval_url(token)}
-    subject = f"Approval needed: {token.verb} in {token.workspace.name}"
+    subject = header_safe(f"Approval needed: {token.verb} in {token.workspace.name}")
     body = render_to_string("console/email/approval_requested.txt", ctx)
     try:
         send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)

@@ -408,7 +408,9 @@ def _send_invitation(ws, email, role, inviter):
         f"Sign in (or sign up) with this address to join: {settings.BASE_URL}{reverse('account_login')}\n\n"
         "No password is needed: we email you a one-time code.\n"
     )
-    send_mail(f"You're invited to {ws.name}", body, settings.DEFAULT_FROM_EMAIL, [email])
+    from accounts.console_auth import header_safe
+
+    send_mail(header_safe(f"You're invited to {ws.name}"), body, settings.DEFAULT_FROM_EMAIL, [email])
 
 
 def _owners(ws) -> int:
