@@ -88,7 +88,7 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
     page.screenshot(path=str(shots / "sign-in.png"))
     page.get_by_role("button", name="Email me a sign-in code").click()
     page.locator("input[name=code]").fill(last_code(owner.email))
-    page.get_by_role("button", name="Confirm").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     expect(page.get_by_test_id("available")).to_have_text("133")  # 300 - 167 of demo usage
 
@@ -99,13 +99,17 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
         expect(page.get_by_role("heading", name="Buy sending capacity")).to_be_visible()
         expect(page.get_by_role("row", name="Mailboxes")).to_contain_text("8")
         page.screenshot(path=str(shots / "approval.png"), full_page=True)
+    # the README's hero image: only what a user's own calls produce (no test-only verbs yet)
+    page.goto(f"{base}/console/")
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    assert "test_confirm" not in page.content()
+    page.screenshot(path=str(shots / "overview.png"), full_page=True)
 
     # --- the agent asks for two approvals ------------------------------------------------------------
     first = agent.post("/v1/test_confirm", json={"amount": 5_000_000}).json()["result"]
     second = agent.post("/v1/test_confirm", json={"amount": 9_000_000}).json()["result"]
     page.goto(f"{base}/console/")
     expect(page.get_by_role("link", name="test_confirm").first).to_be_visible()
-    page.screenshot(path=str(shots / "overview.png"), full_page=True)
 
     # --- create a key and call the API with it -------------------------------------------------------
     page.get_by_role("link", name="API keys").click()
