@@ -27,6 +27,12 @@ def test_readme_and_docs_link_only_inside_the_repository():
     assert bad == []
 
 
+def test_readme_and_docs_cite_no_documents_outside_the_repository():
+    cited = [f"{doc.name}: {m}" for doc in DOCS
+             for m in re.findall(r"\b(?:SPEC|CONTRACT|DESIGN)(?:\.md| \d| section)", doc.read_text())]
+    assert cited == []
+
+
 def test_every_manage_py_command_the_readme_names_exists():
     text = (ROOT / "README.md").read_text()
     named = set(re.findall(r"manage\.py ([a-z_]+)", text))
