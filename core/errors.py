@@ -32,7 +32,19 @@ def _error(name: str, code: str, status: int, message: str, retryable: bool = Fa
 InvalidRequest = _error("InvalidRequest", "invalid_request", 400, "The request is invalid.")
 ConfirmationInvalid = _error("ConfirmationInvalid", "confirmation_invalid", 400, "The confirmation token is not valid for this call.")
 ModelNotAllowed = _error("ModelNotAllowed", "model_not_allowed", 400, "This model is not on the allowlist.")
-Unauthenticated = _error("Unauthenticated", "unauthenticated", 401, "A valid API key is required: Authorization: Bearer service_sk_live_…")
+
+
+class Unauthenticated(DomainError):
+    """401, always with the challenge `WWW-Authenticate: Bearer` (RFC 6750 section 3, RFC 9110 section 15.5.2)."""
+
+    code = "unauthenticated"
+    http_status = 401
+    message = "A valid API key is required: Authorization: Bearer service_sk_live_…"
+
+    def __init__(self, message: str | None = None, *, details: dict | None = None, headers: dict | None = None):
+        super().__init__(message, details=details, headers={"WWW-Authenticate": "Bearer", **(headers or {})})
+
+
 InsufficientCredits = _error("InsufficientCredits", "insufficient_credits", 402, "Available credits are below what this call must hold.")
 SpendCeilingExceeded = _error("SpendCeilingExceeded", "spend_ceiling_exceeded", 402, "max_credits is below the price of this call.")
 InsufficientScope = _error("InsufficientScope", "insufficient_scope", 403, "This API key lacks the scope this call needs.")
@@ -149,7 +161,9 @@ def current_request_id(request) -> str | None:
 def error_response(exc: BaseException, request=None, request_id: str | None = None) -> JsonResponse:
     rid = request_id or (current_request_id(request) if request is not None else None)
     err = as_domain_error(exc, rid)
-    response = JsonResponse(error_body(err, rid), status=err.http_status, json_dumps_params={"ensure_ascii": False})
+    # Serialized exactly as the verb pipeline's errors (core.verbs.dumps): compact, UTF-8, no ASCII escapes.
+    response = JsonResponse(error_body(err, rid), status=err.http_status,
+                            json_dumps_params={"ensure_ascii": False, "separators": (",", ":")})
     for name, value in err.headers.items():
         response[name] = value
     if rid:

@@ -127,3 +127,29 @@ def test_rate_limit_headers_on_success_and_error(api):
     assert ok["RateLimit-Limit"] == "300" and ok["RateLimit-Remaining"] == "299"
     bad = api.post("/v1/test_echo", {"nope": 1})
     assert bad["RateLimit-Remaining"] == "298"
+
+
+@pytest.mark.parametrize("method,path", [
+    ("get", "/v1/usage"), ("post", "/v1/find_leads"), ("get", "/v1/campaigns"), ("get", "/v1/llm/models"),
+    ("post", "/v1/llm/chat/completions"),
+])
+@pytest.mark.django_db
+def test_401_carries_the_bearer_challenge_and_the_common_serialization(client, method, path):
+    # Issue 14: 401s on /v1 had no WWW-Authenticate and were serialized differently ({"error": {…}} with
+    # spaces) from the verb pipeline's errors ({"error":{…}}, compact, UTF-8).
+    for headers in ({}, {"HTTP_AUTHORIZATION": "Bearer service_sk_live_" + "x" * 43}):
+        if method == "post":
+            r = client.post(path, data="{}", content_type="application/json", **headers)
+        else:
+            r = client.get(path, **headers)
+        assert r.status_code == 401, (path, r.content)
+        assert r["WWW-Authenticate"] == "Bearer"
+        assert r.content.startswith(b'{"error":{"code":"unauthenticated","message":"A valid API key is required')
+        assert "…".encode() in r.content  # UTF-8, not \\u2026
+        assert r.content == json.dumps(r.json(), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@pytest.mark.django_db
+def test_other_envelope_errors_use_the_same_serialization(client):
+    r = client.get("/v1/no-such-route")
+    assert r.status_code == 404 and r.content.startswith(b'{"error":{"code":"not_found"')
