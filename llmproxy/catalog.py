@@ -1,5 +1,7 @@
 """The model allowlist (CONTRACT 4.9): `LLM_MODELS_FILE`, a JSON list of
-`{"id", "upstream_base_url", "upstream_model", "api_key_env", "credits_per_1k_tokens"}`.
+`{"id", "upstream_base_url", "upstream_model", "api_key_env", "credits_per_1k_tokens"}`, plus the optional
+`"completion_cap_param"`: the request field that caps the completion when the client sent none, `max_tokens`
+(default, what OpenAI-compatible servers accept) or `max_completion_tokens` (OpenAI's reasoning models).
 
 Requests go to `{upstream_base_url}/chat/completions` with `Authorization: Bearer $<api_key_env>`.
 `upstream_base_url` may be `sandbox://echo`: the built-in echo upstream (llmproxy.echo), reached through an
@@ -30,6 +32,7 @@ class Model:
     upstream_model: str
     api_key_env: str
     price_per_1k_micros: int  # micro-credits per 1,000 tokens (prompt + completion)
+    completion_cap_param: str = "max_tokens"
 
     @property
     def chat_url(self) -> str:
@@ -68,9 +71,12 @@ def parse_models(entries) -> dict[str, Model]:
         base = str(entry["upstream_base_url"]).rstrip("/")
         if not (base.startswith(("http://", "https://")) or base == SANDBOX_ECHO):
             raise ImproperlyConfigured(f"{where}: upstream_base_url must be http(s):// or {SANDBOX_ECHO}")
+        cap_param = str(entry.get("completion_cap_param") or "max_tokens")
+        if cap_param not in ("max_tokens", "max_completion_tokens"):
+            raise ImproperlyConfigured(f"{where}: completion_cap_param must be max_tokens or max_completion_tokens")
         models[model_id] = Model(
             id=model_id, upstream_base_url=base, upstream_model=str(entry["upstream_model"]),
-            api_key_env=str(entry.get("api_key_env") or ""), price_per_1k_micros=price,
+            api_key_env=str(entry.get("api_key_env") or ""), price_per_1k_micros=price, completion_cap_param=cap_param,
         )
     return models
 

@@ -84,10 +84,15 @@ def request_headers(model: Model, request_id: str) -> dict:
 
 
 def request_body(model: Model, body: dict, *, stream: bool) -> bytes:
-    """The client's body, untouched but for `model` (the upstream's name) and, when streaming,
+    """The client's body, untouched but for `model` (the upstream's name), the completion cap the hold assumed
+    when the client sent none (so the completion is bounded by what was held), and, when streaming,
     `stream_options.include_usage` forced on so the stream can be settled to the token."""
+    from llmproxy.metering import DEFAULT_MAX_TOKENS
+
     out = dict(body)
     out["model"] = model.upstream_model
+    if out.get("max_tokens") is None and out.get("max_completion_tokens") is None:
+        out[model.completion_cap_param] = DEFAULT_MAX_TOKENS
     if stream:
         out["stream"] = True
         out["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}

@@ -8,7 +8,15 @@ from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.test import Client
 
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
 from tests.factories import make_workspace
+
+# Tests never depend on timing: Hypothesis' per-example deadline and its "too slow" health check fail a correct
+# property on a busy machine (CI shares two cores), so both are off for the whole suite.
+hypothesis_settings.register_profile("service", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("service")
 
 # Each test process namespaces its cache keys and, with Redis, deletes only its own keys after each test:
 # a FLUSHDB would wipe what a parallel test run on the same Redis database is using.

@@ -97,6 +97,7 @@ def test_stream_usage_is_always_requested_and_unknown_fields_pass(live, api_key,
     sent = fake.requests[0]
     assert sent["stream_options"] == {"include_usage": True}  # the client did not ask; we always do
     assert sent["vendor_thing"] == {"k": [1, 2]} and sent["temperature"] == 0.5 and sent["model"] == "ok"
+    assert sent["max_tokens"] == 4096  # no cap from the client: the one the hold assumed bounds the completion
     final = chunks[-1]
     assert final.usage.total_tokens == 16  # 11 + 5
     assert final.model_extra["service"]["credits_charged"] == "0.016"
@@ -325,3 +326,17 @@ def test_a_long_stream_keeps_its_hold_alive(live, api_key, workspace, settings, 
     assert beats and len(set(beats)) == 1
     assert chunks[-1].model_extra["service"]["credits_charged"] == "0.0035"
     assert Hold.objects.get(pk=beats[0]).status == Hold.Status.CAPTURED
+
+
+def test_a_client_cap_passes_untouched_and_a_model_may_take_max_completion_tokens(live, api_key, fake):
+    from llmproxy import upstream
+    from llmproxy.catalog import Model
+
+    c = client(live, api_key)
+    c.chat.completions.create(model="fake/ok", messages=HELLO, max_completion_tokens=50)
+    sent = fake.requests[-1]
+    assert sent["max_completion_tokens"] == 50 and "max_tokens" not in sent
+    reasoning = Model(id="v/r", upstream_base_url="http://x", upstream_model="r", api_key_env="",
+                      price_per_1k_micros=1000, completion_cap_param="max_completion_tokens")
+    body = json.loads(upstream.request_body(reasoning, {"model": "v/r", "messages": HELLO}, stream=False))
+    assert body["max_completion_tokens"] == 4096 and "max_tokens" not in body
