@@ -7,7 +7,6 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.test import Client
-
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
