@@ -60,6 +60,7 @@ class LedgerEntry(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
+        verbose_name_plural = "ledger entries"
         ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(fields=["kind", "external_ref"], condition=Q(external_ref__isnull=False), name="uniq_ledger_external_ref"),
@@ -140,6 +141,7 @@ class UsageDaily(models.Model):
     charged_micros = models.BigIntegerField(default=0)
 
     class Meta:
+        verbose_name_plural = "daily usage rows"
         constraints = [models.UniqueConstraint(fields=["workspace", "verb", "day"], name="uniq_usage_daily")]
 
 

@@ -130,6 +130,7 @@ class EnrichmentCacheEntry(models.Model):
     created_at = models.DateTimeField(db_index=True)
 
     class Meta:
+        verbose_name_plural = "enrichment cache entries"
         constraints = [
             models.UniqueConstraint(fields=["workspace", "lookup_key", "want_key"], name="leads_cache_unique"),
         ]

@@ -93,6 +93,7 @@ class Reply(models.Model):
     received_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "replies"
         indexes = [
             models.Index(fields=["workspace", "-received_at"], name="replies_ws_recv_idx"),
             models.Index(fields=["campaign", "-received_at"], name="replies_camp_recv_idx"),

@@ -60,6 +60,7 @@ class WebhookDelivery(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "webhook deliveries"
         indexes = [models.Index(fields=["status", "next_attempt_at"]),
                    models.Index(fields=["endpoint", "-created_at"])]
 

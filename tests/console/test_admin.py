@@ -74,3 +74,15 @@ def test_admin_as_a_signed_in_member_who_is_not_staff_is_an_html_403(workspace, 
     assert not caplog.records  # an intended refusal is not logged as a fault
     api = c.get("/v1/usage")  # the API door keeps its envelope
     assert api["Content-Type"].startswith("application/json") and "error" in api.json()
+
+
+def test_admin_index_has_one_accounts_section_and_proper_plurals(operator):
+    # Issue 14: two ACCOUNTS sections (ours and allauth's) and "Ledger entrys", "Replys".
+    import re
+
+    _, c = operator
+    html = c.get("/admin/").content.decode()
+    captions = [re.sub(r"<[^>]+>", "", m).strip().lower() for m in re.findall(r"<caption>(.*?)</caption>", html, re.S)]
+    assert len(captions) == len(set(captions)), captions
+    assert "Ledger entries" in html and ">Replies<" in html
+    assert "entrys" not in html.lower() and "replys" not in html.lower() and "deliverys" not in html.lower()
