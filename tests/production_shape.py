@@ -86,11 +86,11 @@ class Cluster:
             "WEB_CONCURRENCY": "1",  # one uvicorn process per web line; two web lines
             "WORKER_CONCURRENCY": str(worker_concurrency),
             "RATE_LIMIT_PER_MINUTE": str(RATE_LIMIT),
-            # the scheduler ticks every second, dispatching at most 50 leads a tick (about what two workers send
+            # the scheduler ticks every second, dispatching at most 20 leads a tick (no more than two busy workers send
             # on this machine); a worker's death is recovered from in seconds, not the production 10-15 minutes
             "SCHEDULER_TICK_SECONDS": "1",
-            "CAMPAIGNS_TICK_BATCH": "50",
-            "CAMPAIGNS_LEASE_SECONDS": "30",
+            "CAMPAIGNS_TICK_BATCH": "20",
+            "CAMPAIGNS_LEASE_SECONDS": "60",
             "CAMPAIGNS_CLAIM_RELEASE_SECONDS": "10",
             "CAMPAIGNS_STUCK_SECONDS": "10",
         })

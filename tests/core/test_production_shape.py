@@ -1,9 +1,10 @@
 """Issue 20.4: the production shape proven. The Procfile's processes started separately (two web processes on
 two ports, two Celery workers, one beat) on one fresh PostgreSQL database and Redis, then: concurrent spenders
-across both web processes and the rate limit across both web processes. Assertions are on counts only; every wait is a poll with a generous deadline.
+across both web processes, the rate limit across both web processes, and a 1,000-lead campaign with a worker
+SIGKILLed mid-run and restarted. Assertions are on counts only; every wait is a poll with a generous deadline.
 
 Runs in CI's PostgreSQL + Redis pass; skipped on the embedded default (SQLite, no Redis), where there is one
-web process by design.
+web process by design. The same scenario with its figures: bench/production_shape.py.
 """
 
 import os
@@ -85,3 +86,23 @@ def test_rate_limit_is_counted_once_across_both_web_processes(cluster):
     # all at once, split across both: never more than the limit
     assert r["concurrent_admitted"] <= ps.RATE_LIMIT, r
     assert r["concurrent_admitted"] + r["concurrent_refused_429"] == 160, r
+
+
+def test_campaign_of_1000_survives_a_worker_sigkill(cluster):
+    r = ps.campaign_with_kill(cluster, leads=1000, kill_after=300, deadline_s=900)
+    assert r["killed_at_peer_count"] is not None, "the campaign never reached the kill point"
+    assert r["finished_in_time"], r["report"]
+    received, emails = r["received"], r["emails"]
+    assert set(received) <= set(emails), set(received) - set(emails)
+    twice = {e: n for e, n in received.items() if n > 1}
+    assert not twice, f"step 1 delivered more than once: {twice}"
+    stuck = {lead["email"] for lead in r["stuck"]}
+    # a lead found stuck in `sending` is reported (stopped as send_unknown, its message in doubt), never re-sent
+    assert all(lead["send_in_doubt"] and lead["send_in_doubt"]["reported_at"] for lead in r["stuck"]), r["stuck"]
+    never = set(emails) - set(received)
+    assert never <= stuck, f"lost without a report: {sorted(never - stuck)[:10]}"
+    report = r["report"]
+    assert report["leads"].get("finished", 0) + len(stuck) == 1000, report
+    assert report["stops"] == ({"send_unknown": len(stuck)} if stuck else {}), report
+    assert report["messages"].get("sent", 0) == report["leads"].get("finished", 0), report
+    assert report["messages"].get("sending", 0) == len(stuck), report
