@@ -251,6 +251,9 @@ def _campaign(ctx, campaign_id):
 
 
 class MailboxOut(serializers.Serializer):
+    class Meta:
+        ref_name = "CampaignMailbox"  # sending.verbs.MailboxOut is the component "MailboxOut"
+
     mailbox_id = serializers.CharField()
     email = serializers.CharField()
     status = serializers.CharField(help_text="active, suspended, needs_reconnect, provisioning, failed, removed")

@@ -258,6 +258,8 @@ SPECTACULAR_SETTINGS = {
         "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "service_sk_live_…"}}
     },
     "SECURITY": [{"ApiKey": []}],
+    # one name for the intent signal types wherever they appear (else a warning on every /openapi.json)
+    "ENUM_NAME_OVERRIDES": {"SignalEnum": "leads.providers.base.SIGNAL_TYPES"},
 }
 
 # --- allauth (console sign-in: passwordless) ----------------------------------------------------------
