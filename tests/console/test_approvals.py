@@ -119,3 +119,12 @@ def test_launch_page_shows_campaign_leads_mailboxes_and_first_step(console, work
     assert "Launch campaign \u201cQ4 founders\u201d: real email will be sent</h1>" in html
     for text in ("Leads to contact", "42", "ada@acme-mail.com", "Quick question, Grace", "Hi Grace,<br>saw Acme"):
         assert text in html, text
+
+
+def test_closed_approval_does_not_say_what_will_happen_if_you_approve(api, console):
+    # Issue 14: a denied approval still read "What will happen if you approve".
+    token, _ = _quote(api)
+    assert b"What will happen if you approve" in console.get(f"/console/approvals/{token.pk}/").content
+    console.post(f"/console/approvals/{token.pk}/", {"decision": "deny"})
+    page = console.get(f"/console/approvals/{token.pk}/").content
+    assert b"What will happen if you approve" not in page and b"What was asked for" in page
