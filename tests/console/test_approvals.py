@@ -119,6 +119,8 @@ def test_launch_page_shows_campaign_leads_mailboxes_and_first_step(console, work
     assert "Launch campaign \u201cQ4 founders\u201d: real email will be sent</h1>" in html
     for text in ("Leads to contact", "42", "ada@acme-mail.com", "Quick question, Grace", "Hi Grace,<br>saw Acme"):
         assert text in html, text
+    # Issue 14: in sandbox mode the page says where the mail goes.
+    assert 'data-testid="sandbox-sink"' in html and "goes to the sandbox sink" in html
 
 
 def test_closed_approval_does_not_say_what_will_happen_if_you_approve(api, console):
