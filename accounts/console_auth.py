@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import logging
 import math
+import re
 import secrets
 import string
 from datetime import timedelta
@@ -260,7 +261,10 @@ def _on_approval_requested(sender, token: ConfirmationToken, **kwargs):
     )
     if not recipients:
         return
-    ctx = {"token": token, "workspace": token.workspace, "approval_url": approval_url(token)}
+    # Readable labels, as on the approval page: "leads_to_contact" -> "Leads to contact".
+    rows = [(k.replace("_", " ").capitalize() if re.fullmatch(r"[a-z0-9_]+", str(k)) else k, v)
+            for k, v in (token.summary or {}).items()]
+    ctx = {"token": token, "workspace": token.workspace, "approval_url": approval_url(token), "rows": rows}
     subject = header_safe(f"Approval needed: {token.verb} in {token.workspace.name}")
     body = render_to_string("console/email/approval_requested.txt", ctx)
     try:

@@ -130,3 +130,13 @@ def test_closed_approval_does_not_say_what_will_happen_if_you_approve(api, conso
     console.post(f"/console/approvals/{token.pk}/", {"decision": "deny"})
     page = console.get(f"/console/approvals/{token.pk}/").content
     assert b"What will happen if you approve" not in page and b"What was asked for" in page
+
+
+def test_launch_approval_email_uses_readable_labels(workspace, owner):
+    # Issue 14: the mail listed raw keys ("leads_to_contact: 42").
+    from tests.console.helpers import body, messages_to
+
+    services.token_issue(workspace=workspace, verb="launch_campaign", params={"campaign_id": "x"},
+                         ttl=services.LAUNCH_TTL, summary={"leads_to_contact": 42, "first_step_subject": "Hi"})
+    text = body(messages_to(owner.email)[-1])
+    assert "Leads to contact: 42" in text and "First step subject: Hi" in text and "leads_to_contact" not in text
