@@ -37,6 +37,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from accounts.models import ConfirmationToken, Invitation, Membership, SignInLink, User
+from accounts.selectors import workspace_approver_emails
 from accounts.signals import approval_requested
 
 logger = logging.getLogger(__name__)
@@ -253,12 +254,7 @@ def header_safe(text: str) -> str:
 def _on_approval_requested(sender, token: ConfirmationToken, **kwargs):
     from accounts.services import approval_url
 
-    recipients = list(
-        Membership.objects.filter(
-            workspace_id=token.workspace_id, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN],
-            user__is_active=True,
-        ).values_list("user__email", flat=True)
-    )
+    recipients = workspace_approver_emails(workspace_id=token.workspace_id)
     if not recipients:
         return
     # Readable labels, as on the approval page: "leads_to_contact" -> "Leads to contact".

@@ -502,11 +502,9 @@ def mailbox_mark_needs_reconnect(*, mailbox_id: str, reason: str) -> bool:
 def _notify_needs_reconnect(mailbox: Mailbox) -> None:
     from django.core.mail import send_mail
 
-    from accounts.models import Membership
+    from accounts.selectors import workspace_approver_emails
 
-    recipients = list(Membership.objects.filter(
-        workspace_id=mailbox.workspace_id, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
-    ).values_list("user__email", flat=True))
+    recipients = workspace_approver_emails(workspace_id=mailbox.workspace_id)
     if not recipients:
         return
     send_mail(

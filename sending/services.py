@@ -598,11 +598,9 @@ def mailboxes_due(now: datetime | None = None, limit: int = 1000) -> list[str]:
 
 
 def _notify_suspended(mailbox: Mailbox) -> None:
-    from accounts.models import Membership
+    from accounts.selectors import workspace_approver_emails
 
-    recipients = list(Membership.objects.filter(
-        workspace=mailbox.workspace, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
-    ).values_list("user__email", flat=True))
+    recipients = workspace_approver_emails(workspace_id=mailbox.workspace_id)
     if not recipients:
         return
     send_mail(
