@@ -254,6 +254,10 @@ def describe_token(token: ConfirmationToken) -> dict:
         if key in summary:
             headline = str(summary.pop(key))
             break
+    if headline is None and token.verb == "launch_campaign":
+        from campaigns.services import launch_consequence
+
+        headline = f"Launch a campaign: {launch_consequence()}"
     if headline is None:
         headline = DEFAULT_HEADLINES.get(token.verb, f"Run {token.verb}")
     rows = [(k.replace("_", " ").capitalize() if k.islower() else k, v) for k, v in summary.items()]
@@ -262,7 +266,6 @@ def describe_token(token: ConfirmationToken) -> dict:
 
 DEFAULT_HEADLINES = {
     "setup_sending": "Buy sending capacity (setup_sending)",
-    "launch_campaign": "Launch a campaign: real email will be sent",
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -262,6 +263,14 @@ def _window_text(window: dict) -> str:
     return f"{days} {window['start_hour']:02d}:00-{window['end_hour']:02d}:00 {window['timezone']}"
 
 
+def launch_consequence() -> str:
+    """What approving a launch does, as the approver's headline says it: in sandbox mode no email leaves the machine
+    (CONTRACT: SANDBOX), so the headline must not promise real email."""
+    if settings.SANDBOX:
+        return "sandbox mode, the email goes to the sandbox sink on this machine"
+    return "real email will be sent"
+
+
 def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
     """No token: what a launch would do, and a 24-hour confirmation token for a human to approve."""
     from accounts import services as accounts
@@ -283,7 +292,7 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
     values = templating.lead_values(email=first.email, first_name=first.first_name, last_name=first.last_name,
                                     company_name=first.company_name, custom=first.custom) if first else {}
     summary = {
-        "action": f"Launch campaign \u201c{campaign.name}\u201d: real email will be sent",
+        "action": f"Launch campaign \u201c{campaign.name}\u201d: {launch_consequence()}",
         "campaign_id": str(campaign.id),
         "leads_to_contact": active,
         "leads_suppressed_since_draft": since_draft,

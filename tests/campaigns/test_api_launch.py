@@ -36,6 +36,8 @@ def test_preview_then_launch(api, owner, workspace, mailboxes):
     hours = (token.expires_at - token.created_at).total_seconds() / 3600
     assert round(hours) == 24
     assert token.summary["leads_to_contact"] == 4 and "Hi L0" in token.summary["first_step_subject"]
+    # sandbox mode (the default here): the approver's headline does not promise real email
+    assert token.summary["action"].endswith("the email goes to the sandbox sink on this machine")
     assert Campaign.objects.get(pk=cid).state == "draft"
 
     # the approval page shows the preview

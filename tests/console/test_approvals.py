@@ -123,6 +123,17 @@ def test_launch_page_shows_campaign_leads_mailboxes_and_first_step(console, work
     assert 'data-testid="sandbox-sink"' in html and "goes to the sandbox sink" in html
 
 
+def test_launch_headline_says_where_the_mail_goes(api, workspace, settings):
+    """The headline issued with a launch approval never promises real email in sandbox mode (nothing leaves the
+    machine there), and says it plainly when SANDBOX=0."""
+    from campaigns.services import launch_consequence
+
+    settings.SANDBOX = True
+    assert "sandbox sink" in launch_consequence() and "real email" not in launch_consequence()
+    settings.SANDBOX = False
+    assert launch_consequence() == "real email will be sent"
+
+
 def test_closed_approval_does_not_say_what_will_happen_if_you_approve(api, console):
     # Issue 14: a denied approval still read "What will happen if you approve".
     token, _ = _quote(api)
