@@ -35,6 +35,12 @@ def test_approval_url_page_states_what_happens_and_approve_works(api, console, o
     assert done.status_code == 200 and done.json()["service"]["credits_charged"] == "0.000007"
     history = console.get("/console/approvals/").content.decode()
     assert owner.email in history and "used" in history
+    # The decided page records when it was used and by which request (the audit trail an operator follows).
+    token.refresh_from_db()
+    assert token.status == "used" and token.used_request_id == done.json()["service"]["request_id"]
+    page = console.get(path).content.decode()
+    assert f"Used at {token.used_at:%Y-%m-%d %H:%M:%S} UTC" in page
+    assert f"<code>{token.used_request_id}</code>" in page and ">Approve</button>" not in page
 
 
 def test_deny_blocks_the_agent(api, console):
