@@ -13,6 +13,7 @@ covers the corpus sources, this file and the scikit-learn version, so a change t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -139,6 +140,10 @@ def build(path: Path | None = None) -> Path:
         pickle.dump({**model, "digest": path.stem}, fh,
                     protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, path)
+    for stale in path.parent.glob("model-*.pkl"):  # models of older sources are never loaded again
+        if stale != path:
+            with contextlib.suppress(OSError):
+                stale.unlink()
     return path
 
 

@@ -228,3 +228,17 @@ def test_fast_scorer_gives_scikit_learns_scores():
         t = model.model_text("Re: Quick question", text)
         assert np.allclose(intent.scores(t), loaded["intent"].decision_function([t])[0])
         assert np.allclose(language.scores(t), loaded["language"].decision_function([t])[0])
+
+
+def test_a_rebuilt_model_replaces_the_stale_ones(tmp_path, monkeypatch):
+    """`make model` after the corpus changed writes model-<new digest>.pkl and removes the older artifacts (they
+    would never be loaded again and each is several megabytes)."""
+    from replies import model
+
+    monkeypatch.setattr(model, "fit", lambda rows: {"intent": None, "language": None})
+    monkeypatch.setattr(model, "training_rows", lambda split: iter(()))
+    (tmp_path / "model-0000000000000000.pkl").write_bytes(b"old")
+    (tmp_path / "notes.txt").write_text("kept")
+    path = model.build(tmp_path / "model-1111111111111111.pkl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model-1111111111111111.pkl", "notes.txt"]
+    assert path.exists()
