@@ -10,7 +10,9 @@ _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
 
 
 def norm_text(value: str | None) -> str:
-    return _WS.sub(" ", (value or "").strip()).lower()
+    """Whitespace runs collapsed to one space, trimmed, lower case (str.split() splits on exactly the characters
+    that `\\s` matches in a str pattern, and is several times faster: it runs once per column of every imported row)."""
+    return " ".join(value.split()).lower() if value else ""
 
 
 def norm_domain(value: str | None) -> str:

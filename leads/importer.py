@@ -22,7 +22,6 @@ from django.utils import timezone
 from leads.identity import fingerprint, full_name_of, norm_domain, norm_email, norm_social, norm_text
 from leads.models import Company, IntentSignal, Person
 from leads.providers.base import EMAIL_STATUSES, SIGNAL_TYPES
-from leads.search_index import places_record, titles_record
 
 LEAD_COLUMNS = ("first_name", "last_name", "full_name", "title", "company_name", "company_domain", "industry",
                 "headcount", "city", "region", "country", "social_url", "work_email", "work_email_status",
@@ -75,6 +74,8 @@ def read_rows(stream: io.TextIOBase, *, fmt: str | None = None) -> Iterator[tupl
 
 def _s(row: dict, key: str) -> str:
     value = row.get(key)
+    if value.__class__ is str:  # the common case (every CSV value), checked first: the import's hot loop
+        return value.strip()
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -84,6 +85,11 @@ def _s(row: dict, key: str) -> str:
 
 def _date(row: dict, key: str, *, required: bool = False) -> date | None:
     raw = _s(row, key)
+    if len(raw) == 10 and raw[4] == "-":
+        try:
+            return date.fromisoformat(raw)
+        except ValueError:
+            pass
     if not raw:
         if required:
             raise RowError(f"{key}: required")
@@ -146,48 +152,163 @@ PERSON_COLUMNS = ("fingerprint", "company_id", "first_name", "last_name", "full_
                   "company_domain", "city", "region", "country", "social_url", "work_email", "work_email_status",
                   "work_email_verified_at", "mobile_phone", "title_key", "industry_key", "city_key", "region_key",
                   "country_key", "headcount", "name_key", "social_key", "email_key", "updated_at")
+# The staging table: every good row of the file in file order (`seq`), person columns plus the company's industry.
+STAGE_COLUMNS = ("seq",) + tuple(c for c in PERSON_COLUMNS if c not in ("company_id", "updated_at")) + ("industry",)
+STAGE = "leads_import_stage"
+# A load at least this big, and at least a quarter of the people already there, rebuilds the person table's search
+# indexes once at the end instead of updating them row by row (CREATE INDEX sorts once: about 4x faster at 1M rows).
+BULK_REBUILD_MIN = 50_000
 
 
-def _upsert_sql(table: str, columns: tuple[str, ...], key: str) -> str:
-    """One INSERT ... ON CONFLICT DO UPDATE statement (SQLite 3.24+ and PostgreSQL), run with executemany: Django's
-    bulk_create compiles SQL per batch of ~40 rows on SQLite, which cost more than the database work."""
-    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
-    placeholders = ", ".join(["%s"] * len(columns))
-    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders}) "
-            f"ON CONFLICT ({key}) DO UPDATE SET {updates}")
+def _stage_row(seq: int, d: dict) -> tuple:
+    """The staging row of one cleaned lead: its search keys computed once, here."""
+    return (seq, d["fingerprint"], d["first_name"], d["last_name"], d["full_name"], d["title"], d["company_name"],
+            d["company_domain"], d["city"], d["region"], d["country"], d["social_url"], d["work_email"],
+            d["work_email_status"], d["work_email_verified_at"], d["mobile_phone"], norm_text(d["title"]),
+            norm_text(d["industry"]), norm_text(d["city"]), norm_text(d["region"]), norm_text(d["country"]),
+            d["headcount"], norm_text(d["full_name"]), norm_social(d["social_url"]), norm_email(d["work_email"]),
+            d["industry"])
 
 
-def _flush_leads(batch: list[dict]) -> None:
-    if not batch:
-        return
-    now = timezone.now()
-    companies: dict[str, dict] = {}
-    for d in batch:
-        if d["company_domain"]:
-            companies[d["company_domain"]] = d
-    with transaction.atomic(), connection.cursor() as cur:
-        ids: dict[str, int] = {}
-        if companies:
-            cur.executemany(_upsert_sql(Company._meta.db_table, COMPANY_COLUMNS, "domain"), [
-                (dom, d["company_name"], d["industry"], d["headcount"], d["city"], d["region"], d["country"], now)
-                for dom, d in sorted(companies.items())
-            ])
-            ids = dict(Company.objects.filter(domain__in=list(companies)).values_list("domain", "id"))
-        people: dict[str, tuple] = {}
-        titles, places = set(), set()
-        for d in batch:  # the last row of a person wins
-            keys = {"title_key": norm_text(d["title"]), "city_key": norm_text(d["city"]),
-                    "region_key": norm_text(d["region"]), "country_key": norm_text(d["country"])}
-            titles.add(keys["title_key"])
-            places.update((keys[f"{lvl}_key"], lvl) for lvl in ("city", "region", "country"))
-            values = {**d, **keys, "company_id": ids.get(d["company_domain"]), "industry_key": norm_text(d["industry"]),
-                      "name_key": norm_text(d["full_name"]), "social_key": norm_social(d["social_url"]),
-                      "email_key": norm_email(d["work_email"]), "updated_at": now}
-            people[d["fingerprint"]] = tuple(values[c] for c in PERSON_COLUMNS)
-        titles_record(titles)
-        places_record(places)
-        cur.executemany(_upsert_sql(Person._meta.db_table, PERSON_COLUMNS, "fingerprint"),
-                        list(people.values()))  # file order: it is the order find_leads returns
+class _Stage:
+    """The whole file's good rows in a temporary table, then merged into companies and people with a few set-based
+    statements (last row of a person or a company wins; new people get ids in the order of their first row, which
+    is the order find_leads returns). PostgreSQL receives the rows through one COPY, streamed while the file is
+    still being read and checked; SQLite through executemany in large batches (its fastest bulk path)."""
+
+    FLUSH = 20_000
+
+    def __init__(self, cur):
+        self.cur = cur
+        self.pg = connection.vendor == "postgresql"
+        self.rows = 0
+        self._copy = None
+        self._copy_cm = None
+        self._pending: list[tuple] = []
+        types = {"seq": "bigint", "headcount": "integer", "work_email_verified_at": "date"}
+        cols = ", ".join(f"{c} {types.get(c, 'text')}" for c in STAGE_COLUMNS)
+        self.temp = "pg_temp" if self.pg else "temp"
+        cur.execute(f"DROP TABLE IF EXISTS {self.temp}.{STAGE}")  # one left by an earlier import in this transaction
+        if self.pg:
+            cur.execute(f"CREATE TEMP TABLE {STAGE} ({cols}) ON COMMIT DROP")
+            self._copy_cm = cur.cursor.copy(f"COPY {STAGE} ({', '.join(STAGE_COLUMNS)}) FROM STDIN")
+            self._copy = self._copy_cm.__enter__()
+        else:
+            cur.execute(f"CREATE TEMP TABLE {STAGE} ({cols})")
+
+    def add(self, d: dict) -> None:
+        self.rows += 1
+        row = _stage_row(self.rows, d)
+        if self._copy is not None:
+            self._copy.write_row(row)
+        else:
+            self._pending.append(row)
+            if len(self._pending) >= self.FLUSH:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.cur.executemany(f"INSERT INTO {STAGE} VALUES ({', '.join(['%s'] * len(STAGE_COLUMNS))})",
+                                 self._pending)
+            self._pending = []
+
+    def close(self) -> None:
+        if self._copy_cm is not None:
+            cm, self._copy_cm, self._copy = self._copy_cm, None, None
+            cm.__exit__(None, None, None)
+        self._flush()
+
+    def abort(self) -> None:
+        if self._copy_cm is not None:
+            cm, self._copy_cm, self._copy = self._copy_cm, None, None
+            try:
+                cm.__exit__(RuntimeError, RuntimeError("import aborted"), None)
+            except Exception:  # noqa: BLE001 - the transaction is rolled back anyway
+                pass
+
+    def merge(self) -> None:
+        cur, now = self.cur, timezone.now()
+        if not self.rows:
+            cur.execute(f"DROP TABLE {self.temp}.{STAGE}")
+            return
+        company, person = Company._meta.db_table, Person._meta.db_table
+        if self.pg:  # the merge sorts the staged rows (last row wins); in memory rather than in temporary files
+            cur.execute("SET LOCAL work_mem = '64MB'")
+        cur.execute(f"ANALYZE {STAGE}")
+        cur.execute(
+            f"INSERT INTO {company} ({', '.join(COMPANY_COLUMNS)}) "
+            f"SELECT company_domain, company_name, industry, headcount, city, region, country, %s FROM ("
+            f"  SELECT s.*, row_number() OVER (PARTITION BY company_domain ORDER BY seq DESC) AS rn"
+            f"  FROM {STAGE} s WHERE company_domain <> '') x "
+            f"WHERE rn = 1 ORDER BY company_domain "
+            f"ON CONFLICT (domain) DO UPDATE SET "
+            + ", ".join(f"{c} = excluded.{c}" for c in COMPANY_COLUMNS if c != "domain"),
+            [now],
+        )
+        cur.execute(f"INSERT INTO leads_leadtitle (key) SELECT DISTINCT title_key FROM {STAGE} WHERE title_key <> '' "
+                    f"ON CONFLICT (key) DO NOTHING")
+        for level in ("city", "region", "country"):
+            cur.execute(f"INSERT INTO leads_leadplace (key, level) SELECT DISTINCT {level}_key, '{level}' FROM {STAGE} "
+                        f"WHERE {level}_key <> '' ON CONFLICT (key, level) DO NOTHING")
+        rebuild = self._rebuild_indexes()
+        empty = rebuild and not Person.objects.exists()
+        restore = self._drop_indexes(constraints=empty) if rebuild else []
+        person_cols = [c for c in PERSON_COLUMNS if c not in ("company_id", "updated_at")]
+        cur.execute(
+            f"INSERT INTO {person} ({', '.join(person_cols)}, company_id, updated_at) "
+            f"SELECT {', '.join('x.' + c for c in person_cols)}, c.id, %s FROM ("
+            f"  SELECT s.*, row_number() OVER (PARTITION BY fingerprint ORDER BY seq DESC) AS rn,"
+            f"         min(seq) OVER (PARTITION BY fingerprint) AS first_seq FROM {STAGE} s) x "
+            f"LEFT JOIN {company} c ON c.domain = x.company_domain AND x.company_domain <> '' "
+            f"WHERE x.rn = 1 ORDER BY x.first_seq "
+            + ("" if empty else "ON CONFLICT (fingerprint) DO UPDATE SET "
+               + ", ".join(f"{c} = excluded.{c}" for c in PERSON_COLUMNS if c != "fingerprint")),
+            [now],
+        )
+        if restore:
+            if self.pg:
+                cur.execute("SET LOCAL maintenance_work_mem = '256MB'")
+            for sql in restore:
+                cur.execute(sql)
+        cur.execute(f"DROP TABLE {self.temp}.{STAGE}")
+
+    def _rebuild_indexes(self) -> bool:
+        if self.rows < BULK_REBUILD_MIN:
+            return False
+        table = Person._meta.db_table
+        if self.pg:
+            self.cur.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
+            existing = max(0, int(self.cur.fetchone()[0]))
+        else:
+            self.cur.execute(f"SELECT max(id) FROM {table}")
+            existing = self.cur.fetchone()[0] or 0
+        return self.rows * 4 >= existing
+
+    def _drop_indexes(self, *, constraints: bool) -> list[str]:
+        """Drop the person table's plain indexes (and on PostgreSQL its foreign key, checked again by one join when
+        it is re-added instead of once per row; with `constraints`, on an empty table, its unique fingerprint too:
+        the staged rows are already unique); returns the statements that put them back, in order."""
+        table, cur = Person._meta.db_table, self.cur
+        if self.pg:
+            cur.execute("SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+                        "WHERE x.indrelid = %s::regclass AND NOT x.indisunique AND NOT x.indisprimary", [table])
+            indexes = cur.fetchall()
+            cur.execute("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass "
+                        "AND contype IN (%s, %s) ORDER BY contype DESC", [table, "f", "u" if constraints else "f"])
+            found = cur.fetchall()
+            cur.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no pending checks may remain when the table is altered
+            for name, _ in found:
+                cur.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
+            restore = [f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}' for name, definition in found]
+            restore.sort(key=lambda sql: "FOREIGN KEY" in sql)  # the unique key first, the foreign key last
+        else:
+            cur.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = %s "
+                        "AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%%'", [table])
+            indexes = cur.fetchall()
+            restore = []
+        for name, _ in indexes:
+            cur.execute(f'DROP INDEX "{name}"')
+        return [sql for _, sql in indexes] + restore
 
 
 def _import(rows: Iterable[tuple[int, dict | None, str | None]], clean, flush, progress=None) -> ImportReport:
@@ -215,7 +336,31 @@ def _import(rows: Iterable[tuple[int, dict | None, str | None]], clean, flush, p
 
 
 def import_leads(rows: Iterable[tuple[int, dict | None, str | None]], *, progress=None) -> ImportReport:
-    return _import(rows, clean_lead, _flush_leads, progress)
+    """Check every row (bad ones are reported by line number, the good ones still load), stage the good ones and
+    merge them in one transaction: an import lands whole or not at all."""
+    report = ImportReport()
+    with transaction.atomic(), connection.cursor() as cur:
+        stage = _Stage(cur)
+        try:
+            for lineno, row, parse_error in rows:
+                if progress is not None:
+                    progress.update(1)
+                try:
+                    if parse_error:
+                        raise RowError(parse_error)
+                    d = clean_lead(row)
+                except RowError as exc:
+                    report.rejected += 1
+                    report.errors.append((lineno, str(exc)))
+                    continue
+                report.loaded += 1
+                stage.add(d)
+        except BaseException:
+            stage.abort()
+            raise
+        stage.close()
+        stage.merge()
+    return report
 
 
 # --- signals --------------------------------------------------------------------------------------

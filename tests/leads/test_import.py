@@ -96,15 +96,6 @@ def test_import_missing_file_is_a_command_error(db, tmp_path):
         run("import_leads", tmp_path / "nope.csv")
 
 
-def test_import_progress_bar_goes_to_stderr(db, tmp_path, capsys):
-    f = tmp_path / "leads.csv"
-    f.write_text(HEADER + "Ada,Lovelace,,VP Sales,Acme,acme.com,,,,,,,,,,\n")
-    out = io.StringIO()
-    call_command("import_leads", str(f), stdout=out)
-    assert "rows" in capsys.readouterr().err  # tqdm writes to the process stderr
-    assert "1 rows loaded" in out.getvalue()
-
-
 def test_demo_seed_is_deterministic_and_idempotent(db, api):
     from leads import demo
 

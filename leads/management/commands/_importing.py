@@ -47,8 +47,9 @@ class ImportCommand(BaseCommand):
             raise CommandError(f"cannot open {file}: {exc}") from exc
         total = None
         with stream:
-            progress = tqdm(unit=" rows", file=sys.stderr, disable=no_progress, desc=f"import_{self.kind}",
-                            total=total, mininterval=0.5)
+            # on a terminal only (disable=None: tqdm checks isatty), so logs and pipes get no carriage returns
+            progress = tqdm(unit=" rows", file=sys.stderr, disable=True if no_progress else None,
+                            desc=f"import_{self.kind}", total=total, mininterval=0.5)
             try:
                 report = self.load(importer.read_rows(stream, fmt=fmt), progress)
             finally:
