@@ -242,7 +242,8 @@ class _Stage:
             f"  FROM {STAGE} s WHERE company_domain <> '') x "
             f"WHERE rn = 1 ORDER BY company_domain "
             f"ON CONFLICT (domain) DO UPDATE SET "
-            + ", ".join(f"{c} = excluded.{c}" for c in COMPANY_COLUMNS if c != "domain"),
+            + ", ".join(f"{c} = excluded.{c}" for c in COMPANY_COLUMNS if c != "domain")
+            + self._changed(company, [c for c in COMPANY_COLUMNS if c not in ("domain", "updated_at")]),
             [now],
         )
         cur.execute(f"INSERT INTO leads_leadtitle (key) SELECT DISTINCT title_key FROM {STAGE} WHERE title_key <> '' "
@@ -262,7 +263,8 @@ class _Stage:
             f"LEFT JOIN {company} c ON c.domain = x.company_domain AND x.company_domain <> '' "
             f"WHERE x.rn = 1 ORDER BY x.first_seq "
             + ("" if empty else "ON CONFLICT (fingerprint) DO UPDATE SET "
-               + ", ".join(f"{c} = excluded.{c}" for c in PERSON_COLUMNS if c != "fingerprint")),
+               + ", ".join(f"{c} = excluded.{c}" for c in PERSON_COLUMNS if c != "fingerprint")
+               + self._changed(person, [c for c in PERSON_COLUMNS if c not in ("fingerprint", "updated_at")])),
             [now],
         )
         if restore:
@@ -272,17 +274,27 @@ class _Stage:
                 cur.execute(sql)
         cur.execute(f"DROP TABLE {self.temp}.{STAGE}")
 
+    def _changed(self, table: str, columns: list[str]) -> str:
+        """The upsert's guard: a row whose values are all unchanged is left alone (no new row version, no index
+        entries, `updated_at` kept), so re-importing the same file costs reads, not writes."""
+        op = "IS DISTINCT FROM" if self.pg else "IS NOT"
+        return " WHERE " + " OR ".join(f"{table}.{c} {op} excluded.{c}" for c in columns)
+
     def _rebuild_indexes(self) -> bool:
+        """Whether to rebuild the people table's indexes after the merge: when the load adds at least
+        BULK_REBUILD_MIN new people and at least a quarter of those already there (updates of existing people
+        keep the indexes: unchanged rows write nothing, see `_changed`)."""
         if self.rows < BULK_REBUILD_MIN:
             return False
         table = Person._meta.db_table
-        if self.pg:
-            self.cur.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
-            existing = max(0, int(self.cur.fetchone()[0]))
-        else:
-            self.cur.execute(f"SELECT max(id) FROM {table}")
-            existing = self.cur.fetchone()[0] or 0
-        return self.rows * 4 >= existing
+        if not Person.objects.exists():
+            return True
+        self.cur.execute(f"SELECT count(*) FROM {table}")
+        existing = self.cur.fetchone()[0]
+        self.cur.execute(f"SELECT count(DISTINCT fingerprint) FROM {STAGE} s WHERE NOT EXISTS "
+                         f"(SELECT 1 FROM {table} p WHERE p.fingerprint = s.fingerprint)")
+        new = self.cur.fetchone()[0]
+        return new >= BULK_REBUILD_MIN and new * 4 >= existing
 
     def _drop_indexes(self, *, constraints: bool) -> list[str]:
         """Drop the person table's plain indexes (and on PostgreSQL its foreign key, checked again by one join when

@@ -100,3 +100,18 @@ def test_progress_bar_only_on_a_terminal(db, tmp_path, monkeypatch):
         call_command("import_leads", str(f), stdout=out)
         assert "1 rows loaded" in out.getvalue()
         assert ("import_leads" in stream.getvalue()) is shown, stream.getvalue()
+
+
+def test_reimporting_unchanged_rows_writes_nothing(db):
+    import time_machine
+    from django.utils import timezone
+
+    _load(_rows(4))
+    first = dict(Person.objects.values_list("first_name", "updated_at"))
+    with time_machine.travel(timezone.now() + timezone.timedelta(hours=1)):
+        rows = _rows(4)
+        rows[2]["title"] = "Chief Revenue Officer"
+        _load(rows)
+    after = dict(Person.objects.values_list("first_name", "updated_at"))
+    assert [name for name in first if after[name] != first[name]] == ["P2"]
+    assert Person.objects.get(first_name="P2").title_key == "chief revenue officer"
