@@ -543,7 +543,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABAS
 # Seconds a successfully authenticated API key is reused by one process on the LLM routes without a query. A key
 # revoked through accounts.services.key_revoke in the same process stops at once; elsewhere within this many
 # seconds. 0 = look the key up on every call.
-LLM_KEY_CACHE_SECONDS = env_int("LLM_KEY_CACHE_SECONDS", 5)
+# One per-process cache of valid API keys for both doors (REST verbs and the LLM routes): a revoked key is dropped
+# at once in the process that revoked it, and within API_KEY_CACHE_SECONDS everywhere else. 0 turns it off.
+# LLM_KEY_CACHE_SECONDS is its former name (LLM door only), still read.
+API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", env_int("LLM_KEY_CACHE_SECONDS", 5))
+LLM_KEY_CACHE_SECONDS = API_KEY_CACHE_SECONDS
 # Threads running the LLM routes' database steps when served by llmproxy.asgi (SQLite: always 1, it has one writer).
 LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
 # PostgreSQL: the LLM door's hold and settle statements commit with synchronous_commit off (for those

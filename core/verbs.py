@@ -1,8 +1,9 @@
 """The verb registry and the one pipeline every verb runs through, whichever door (REST or MCP) it came in by.
 
-`execute` does, in order: rate limit -> scope -> idempotency begin (replay or 409) -> open the request
-record -> validate input -> place the hold (402 if short) -> run -> settle the hold to the exact charge ->
-close the request record -> store the idempotent result -> render `{"result", "service"}`.
+`execute` does, in order: rate limit -> scope -> idempotency begin (replay or 409) -> validate input -> open the
+request record and place the hold in one statement (402 if short) -> run -> settle the hold to the exact charge,
+close the request record and read the balance back in one statement -> store the idempotent result -> render
+`{"result", "service"}`. A request refused after the idempotency step is recorded as failed, as before.
 It never raises: every outcome, errors included, is a `VerbResponse` carrying the exact bytes to send.
 """
 
@@ -179,7 +180,7 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
     from billing import services as billing
 
     rate: RateInfo | None = None
-    idem_claimed = False
+    idem_claimed = past_idempotency = False
     record_open = False
     request_id = ctx.request_id
     if verb.method != "POST":
@@ -212,14 +213,18 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
                                     headers=headers, replayed=True)
             idem_claimed = True
 
-        if verb.record:
-            billing.request_open(request_id=request_id, workspace=ctx.workspace, verb=verb.name,
-                                 api_key=ctx.api_key, channel=ctx.channel)
-            record_open = True
-
+        past_idempotency = True  # from here on a refusal is recorded (if the verb keeps records)
+        # Validate before anything is written: a bad body costs no hold (its record is written with the refusal).
         data = validate(verb, body)
         amount = verb.hold_amount(ctx, data)
-        if amount > 0:
+        if verb.record:
+            # the record and the hold in one statement (PostgreSQL; one transaction on SQLite): billing.ledger_sql
+            ctx.hold = billing.request_open_with_hold(request_id=request_id, workspace=ctx.workspace, verb=verb.name,
+                                                      amount=amount, api_key=ctx.api_key, channel=ctx.channel)
+            record_open = True
+            if amount > 0 and ctx.hold is None:
+                raise billing.insufficient_credits(workspace=ctx.workspace, amount=amount)
+        elif amount > 0:
             ctx.hold = billing.hold_place(workspace=ctx.workspace, amount=amount, request_id=request_id)
         try:
             outcome = verb.run(ctx, **data)
@@ -227,30 +232,35 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
             if ctx.hold is not None:
                 billing.hold_release(hold=ctx.hold)
             raise
-        if ctx.hold is not None:
-            charged = billing.hold_settle(hold=ctx.hold, charge=outcome.charge, verb=verb.name)
-        elif outcome.charge:
+        if outcome.charge and ctx.hold is None:
             raise RuntimeError(f"verb {verb.name} charged {outcome.charge} without a hold")
+        available = None
+        if record_open:
+            # settle, close the record and read the balance back: one statement (PostgreSQL), one transaction
+            charged, available = billing.hold_settle_close(
+                hold=ctx.hold, charge=outcome.charge, workspace=ctx.workspace, request_id=request_id,
+                status="succeeded", http_status=outcome.status, verb=verb.name, usage=outcome.usage)
+            record_open = False
+        elif ctx.hold is not None:
+            charged = billing.hold_settle(hold=ctx.hold, charge=outcome.charge, verb=verb.name)
         else:
             charged = 0
 
         if verb.envelope:
-            account = billing.account_get(workspace=ctx.workspace)
+            if available is None:
+                available = billing.account_get(workspace=ctx.workspace).available_micros
             payload = {
                 "result": outcome.result,
                 "service": {
                     "request_id": request_id,
                     "credits_charged": format_credits(charged),
-                    "credits_available": format_credits(account.available_micros),
+                    "credits_available": format_credits(available),
                 },
             }
         else:
             payload = outcome.result
         response = VerbResponse(status=outcome.status, body=dumps(payload), request_id=request_id,
                                 headers=rate.headers() if rate else {})
-        if record_open:
-            billing.request_close(request_id=request_id, status="succeeded", http_status=response.status,
-                                  charged=charged, usage=outcome.usage)
         if idem_claimed:
             billing.idempotency_complete(workspace=ctx.workspace, key=idempotency_key, request_id=request_id,
                                          status=response.status, body=response.body, store=True)
@@ -259,6 +269,10 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
         err = errors.as_domain_error(exc, request_id)
         response = _error_response(err, request_id, rate)
         try:
+            if past_idempotency and verb.record and not record_open:  # refused before its record was written
+                billing.request_open(request_id=request_id, workspace=ctx.workspace, verb=verb.name,
+                                     api_key=ctx.api_key, channel=ctx.channel)
+                record_open = True
             if record_open:
                 billing.request_close(request_id=request_id, status="failed", http_status=err.http_status,
                                       error={"code": err.code, "message": err.message})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import connections
 from django.http import HttpResponse, JsonResponse
 from django.urls import path
@@ -33,7 +34,8 @@ class VerbView(APIView):
     def _handle(self, request, verb: Verb | None = None, **kwargs):
         verb = verb or self.verb
         django_request = request._request
-        key = key_authenticate(authorization=django_request.headers.get("Authorization"))
+        key = key_authenticate(authorization=django_request.headers.get("Authorization"),
+                               cache_seconds=settings.API_KEY_CACHE_SECONDS)
         ctx = Context(workspace=key.workspace, api_key=key, request_id=django_request.request_id, channel="rest")
         if verb.method == "POST":
             def raw():

@@ -113,7 +113,7 @@ def authenticate(*, authorization: str | None, request_id: str):
     """Key and rate limit for the routes that are not chat (GET /v1/llm/models)."""
     rate = None
     try:
-        key = key_authenticate(authorization=authorization, cache_seconds=settings.LLM_KEY_CACHE_SECONDS)
+        key = key_authenticate(authorization=authorization, cache_seconds=settings.API_KEY_CACHE_SECONDS)
         rate = ratelimit_hit(f"key:{key.pk}")
         if not rate.allowed:
             raise errors.RateLimited()
@@ -142,7 +142,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
     record_open = idem_claimed = past_idempotency = False
     hold = None
     try:
-        key = key_authenticate(authorization=authorization, cache_seconds=settings.LLM_KEY_CACHE_SECONDS)
+        key = key_authenticate(authorization=authorization, cache_seconds=settings.API_KEY_CACHE_SECONDS)
         rate = ratelimit_hit(f"key:{key.pk}")
         if not rate.allowed:
             raise errors.RateLimited()

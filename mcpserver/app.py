@@ -93,7 +93,7 @@ class ApiKeyVerifier:
 
 
 def _authenticate(token: str):
-    return key_authenticate(authorization=f"Bearer {token}", oauth=True)
+    return key_authenticate(authorization=f"Bearer {token}", oauth=True, cache_seconds=settings.API_KEY_CACHE_SECONDS)
 
 
 def resource_url() -> str:

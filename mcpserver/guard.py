@@ -82,7 +82,7 @@ async def _envelope(send, exc: errors.DomainError, request_id: str, extra: dict 
 def _resolve(token: str):
     from accounts.services import key_authenticate
 
-    return key_authenticate(authorization=f"Bearer {token}", oauth=True)
+    return key_authenticate(authorization=f"Bearer {token}", oauth=True, cache_seconds=settings.API_KEY_CACHE_SECONDS)
 
 
 async def handle(scope, receive, send, app) -> None:

@@ -184,3 +184,38 @@ def test_insufficient_credits_is_not_replayed_so_a_retry_after_top_up_executes(a
     assert second.json()["service"]["credits_charged"] == "400"
     third = api.post("/v1/test_echo", {"charge": "400"}, headers=h)
     assert third["Idempotent-Replayed"] == "true" and third.content == second.content
+
+
+def test_an_invalid_body_places_no_hold_and_is_recorded_as_failed(api, workspace):
+    """Issue 20: the pipeline validates before it writes anything; the refusal is still in the request log."""
+    r = api.post("/v1/verify_email", {"email": 42, "extra": True})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request"
+    assert not Hold.objects.exists()
+    rec = RequestRecord.objects.get(pk=r["X-Request-Id"])
+    assert (rec.status, rec.http_status, rec.error["code"], rec.credits_charged_micros) == (
+        "failed", 400, "invalid_request", 0)
+    acc = balance(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (300_000_000, 0)
+
+
+def test_a_metered_call_is_a_handful_of_statements(api, django_assert_max_num_queries):
+    """Issue 20: key (cached after the first call), rate limit, one statement for the record and the hold, the
+    verb's own work, one statement to settle, close and read the balance back (PostgreSQL; a few more on
+    SQLite inside one transaction each)."""
+    from django.db import connection
+
+    api.post("/v1/test_echo", {"hold": "1", "charge": "0.5"})  # the key is now cached
+    # PostgreSQL: the open-with-hold and the settle-and-close statements; SQLite: their 3 + 4 steps
+    with django_assert_max_num_queries(2 if connection.vendor == "postgresql" else 7):
+        r = api.post("/v1/test_echo", {"hold": "1", "charge": "0.5"})
+    assert r.status_code == 200 and r.json()["service"]["credits_charged"] == "0.5"
+
+
+def test_rest_key_cache_honours_a_revocation_at_once(api, api_key, workspace):
+    from accounts.models import ApiKey
+    from accounts.services import key_revoke
+
+    assert api.get("/v1/usage").status_code == 200  # cached now
+    key_revoke(key=ApiKey.objects.get(workspace=workspace))
+    r = api.get("/v1/usage")
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated"
