@@ -6,6 +6,7 @@ of the MCP app (when there is one) and answers the server's lifespan messages it
 
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -24,6 +25,7 @@ mcp_app = _load_mcp_app()
 
 # The LLM passthrough's own ASGI entry (issue 9): its routes skip Django's handler, middleware and URL
 # resolution (a fifth of the time the passthrough added); llmproxy.asgi does what the middleware does for them.
+from core import asgi_door  # noqa: E402
 from llmproxy import asgi as llm_asgi  # noqa: E402
 
 
@@ -56,5 +58,11 @@ async def application(scope, receive, send):
         routed = llm_asgi.route(scope["path"])
         if routed is not None:
             await llm_asgi.app(scope, receive, send, *routed)
+            return
+    # The REST verbs without path parameters (issue 20): the same fast door, the same pipeline (core.asgi_door).
+    if scope["type"] == "http" and settings.API_FAST_DOOR:
+        routed = asgi_door.verb_route(scope)
+        if routed is not None:
+            await asgi_door.verb_app(scope, receive, send, *routed)
             return
     await django_app(scope, receive, send)

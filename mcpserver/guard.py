@@ -47,7 +47,7 @@ _in_flight: dict[int, int] = {}
 
 
 def security_headers() -> list[tuple[bytes, bytes]]:
-    from llmproxy.asgi import _security_headers
+    from core.asgi_door import _security_headers
 
     return _security_headers()
 

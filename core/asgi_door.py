@@ -1,0 +1,312 @@
+"""The fast HTTP door shared by the API's hot routes: the LLM passthrough (llmproxy.asgi) and the REST verbs
+(below). config.asgi sends these routes here instead of to Django's handler.
+
+Why: Django's ASGI handler starts a new worker thread for every request (asgiref's per-request thread-sensitive
+context), opens a new database connection in it, sends two request signals and runs the middleware stack (sessions,
+auth, CSRF, messages, allauth) and URL resolution: for a metered verb that was more than half of the time. This
+door does what the middleware does for these routes: a `req_…` id echoed as X-Request-Id, 413 for an oversized
+body (the error envelope), the security headers Django's middleware would add, the envelope for anything
+unexpected, and a client disconnect cancelling the view. Everything else (any other method, path parameters,
+OPTIONS, a Host that is not allowed) still goes to Django, which answers it as before.
+
+The verb door runs `core.verbs.execute` (the one pipeline) on a pool of worker threads that keep their database
+connection between calls on SQLite (no connect per call) and hand it back to the pool on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings
+
+from core import errors
+from core.ids import new_id
+
+logger = logging.getLogger("core.errors")
+
+
+class _Headers(dict):
+    """Request headers by case-insensitive name (what the views read: `request.headers.get(...)`)."""
+
+    def get(self, name, default=None):
+        return dict.get(self, name.lower(), default)
+
+    def __getitem__(self, name):
+        return dict.__getitem__(self, name.lower())
+
+    def __contains__(self, name):
+        return dict.__contains__(self, name.lower())
+
+
+class Request:
+    """The few attributes of a Django HttpRequest the LLM views and the error envelope use."""
+
+    __slots__ = ("method", "path", "headers", "body", "content_type", "request_id", "started_at", "META", "query_string")
+
+    def __init__(self, scope, body: bytes, request_id: str, started_at: float):
+        self.method = scope["method"]
+        self.path = scope["path"]
+        headers = _Headers()
+        for name, value in scope["headers"]:
+            key = name.decode("latin-1").lower()
+            value = value.decode("latin-1")
+            headers[key] = f"{headers[key]},{value}" if key in headers else value
+        self.headers = headers
+        self.body = body
+        self.content_type = headers.get("content-type", "").split(";")[0].strip() or None
+        self.request_id = request_id
+        self.started_at = started_at
+        self.META = {"CONTENT_LENGTH": headers.get("content-length", ""), "REQUEST_METHOD": self.method}
+        self.query_string = scope.get("query_string", b"")
+
+    @property
+    def GET(self):  # noqa: N802 - the name Django's HttpRequest uses
+        from django.http import QueryDict
+
+        return QueryDict(self.query_string.decode("latin-1"))
+
+
+def _security_headers() -> list[tuple[bytes, bytes]]:
+    """What SecurityMiddleware and XFrameOptionsMiddleware add to every response, from the same settings."""
+    out = []
+    if getattr(settings, "SECURE_CONTENT_TYPE_NOSNIFF", True):
+        out.append((b"x-content-type-options", b"nosniff"))
+    if getattr(settings, "SECURE_REFERRER_POLICY", None):
+        policy = settings.SECURE_REFERRER_POLICY
+        policy = policy if isinstance(policy, str) else ",".join(policy)
+        out.append((b"referrer-policy", policy.encode("latin-1")))
+    if getattr(settings, "SECURE_CROSS_ORIGIN_OPENER_POLICY", None):
+        out.append((b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode("latin-1")))
+    out.append((b"x-frame-options", getattr(settings, "X_FRAME_OPTIONS", "DENY").upper().encode("latin-1")))
+    if getattr(settings, "SECURE_HSTS_SECONDS", 0):  # BASE_URL is https (browsers ignore it over plain http)
+        hsts = f"max-age={settings.SECURE_HSTS_SECONDS}"
+        if getattr(settings, "SECURE_HSTS_INCLUDE_SUBDOMAINS", False):
+            hsts += "; includeSubDomains"
+        out.append((b"strict-transport-security", hsts.encode("latin-1")))
+    return out
+
+
+_extra_headers: list | None = None
+
+
+async def _read_body(receive, limit: int) -> bytes | None:
+    """The request body; None if the client went away; raises PayloadTooLarge past `limit` bytes."""
+    parts = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise errors.PayloadTooLarge()
+        parts.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(parts)
+
+
+async def _send_response(send, request: Request, response) -> None:
+    global _extra_headers
+    if _extra_headers is None:
+        _extra_headers = _security_headers()
+    response["X-Request-Id"] = getattr(response, "_request_id_override", None) or request.request_id
+    headers = [(name.encode("ascii"), value.encode("latin-1")) for name, value in response.items()]
+    present = {name.lower() for name, _ in headers}
+    headers.extend(h for h in _extra_headers if h[0] not in present)
+    if not response.streaming and b"content-length" not in present:
+        headers.append((b"content-length", str(len(response.content)).encode("ascii")))
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    if not response.streaming:
+        await send({"type": "http.response.body", "body": response.content})
+        return
+    # The view may mark its final part (`response.last_part`): it goes out with the end of the body in one
+    # write, so a client that stops reading at `data: [DONE]` finds the response complete and keeps the
+    # connection. The iterator is still run to its end (its cleanup runs there).
+    last_part = getattr(response, "last_part", None) or [False]
+    ended = False
+    async for part in response.streaming_content:
+        if part and not ended:
+            ended = last_part[0]
+            await send({"type": "http.response.body", "body": part, "more_body": not ended})
+    if not ended:
+        await send({"type": "http.response.body", "body": b""})
+
+
+async def _respond(scope, receive, send, view, kwargs, started: float, request_id: str) -> None:
+    try:
+        length = int(dict(scope["headers"]).get(b"content-length", b"0") or 0)
+    except ValueError:
+        length = 0
+    probe = Request(scope, b"", request_id, started)
+    try:
+        if length > settings.MAX_BODY_BYTES:
+            raise errors.PayloadTooLarge()
+        body = await _read_body(receive, settings.MAX_BODY_BYTES)
+    except errors.PayloadTooLarge as err:
+        await _send_response(send, probe, errors.error_response(err, probe))
+        return
+    if body is None:
+        return
+    request = Request(scope, body, request_id, started)
+
+    async def run():
+        try:
+            response = await view(request, **kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the envelope, never a traceback)
+            logger.error("unhandled exception (request_id=%s) on %s %s", request_id, request.method, request.path,
+                         exc_info=exc)
+            response = errors.error_response(errors.Internal(), request)
+        await _send_response(send, request, response)
+
+    # A client that goes away cancels the view, as Django's ASGI handler does: an open stream then settles
+    # as `interrupted` (the relay's `finally`) and a pending upstream call is abandoned.
+    work = asyncio.ensure_future(run())
+    watcher = asyncio.ensure_future(_disconnected(receive))
+    try:
+        await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not work.done():
+            work.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
+
+
+async def _disconnected(receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+
+
+# --- the REST verbs -----------------------------------------------------------------------------------------
+_verb_routes: dict[tuple[str, str], object] | None = None
+_verb_pool: ThreadPoolExecutor | None = None
+_allowed_hosts: dict[bytes, bool] = {}
+_allow: dict[str, str] = {}
+_thread = threading.local()
+
+
+def _routes() -> dict[tuple[str, str], object]:
+    """(path, method) -> verb, for the registered verbs whose REST path has no parameters."""
+    global _verb_routes
+    if _verb_routes is None:
+        from core.verbs import REGISTRY
+
+        _verb_routes = {(verb.path, verb.method): verb for verb in REGISTRY.values()
+                        if verb.rest_route and not verb.test_only and "<" not in verb.path}
+        for path in {p for p, _ in _verb_routes}:  # what DRF's view answers in Allow: the path's methods + OPTIONS
+            _allow[path] = ", ".join([m for p, m in sorted(_verb_routes) if p == path] + ["OPTIONS"])
+    return _verb_routes
+
+
+def _host_allowed(scope) -> bool:
+    """Django's ALLOWED_HOSTS rule (a request with any other Host goes to Django, which refuses it)."""
+    from django.http.request import split_domain_port, validate_host
+
+    host = b""
+    for name, value in scope["headers"]:
+        if name == b"host":
+            host = value
+            break
+    ok = _allowed_hosts.get(host)
+    if ok is None:
+        domain, _ = split_domain_port(host.decode("latin-1"))
+        allowed = settings.ALLOWED_HOSTS
+        if settings.DEBUG and not allowed:
+            allowed = [".localhost", "127.0.0.1", "[::1]"]
+        ok = bool(domain) and validate_host(domain, allowed)
+        if len(_allowed_hosts) < 1024:
+            _allowed_hosts[host] = ok
+    return ok
+
+
+def verb_route(scope):
+    """(view, kwargs) for a REST verb call this door answers, or None (then Django handles the request)."""
+    verb = _routes().get((scope.get("path", ""), scope.get("method", "")))
+    if verb is None or not _host_allowed(scope):
+        return None
+    return _verb_view, {"verb": verb}
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _verb_pool
+    if _verb_pool is None:
+        _verb_pool = ThreadPoolExecutor(max(1, settings.API_THREADS), thread_name_prefix="api")
+    return _verb_pool
+
+
+def close_threads() -> None:
+    """Close the verb threads' database connections and stop the threads (a new pool starts on the next call):
+    for tests and orderly shutdowns."""
+    global _verb_pool
+    pool, _verb_pool = _verb_pool, None
+    if pool is None:
+        return
+    from django.db import connections
+
+    count = pool._max_workers
+    barrier = threading.Barrier(count)
+
+    def close():
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait(timeout=5)  # one task per thread
+        connections.close_all()
+
+    for future in [pool.submit(close) for _ in range(count)]:
+        future.result()
+    pool.shutdown(wait=True)
+
+
+def _run_verb(request: Request, verb):
+    """One REST verb call on a worker thread: the same steps as core.views.VerbView (key, context, body or query
+    parameters, `execute`), then the connection: kept on SQLite, returned to the pool on PostgreSQL."""
+    from django.db import connection
+
+    from accounts.services import key_authenticate
+    from core.parsers import parse_json_object
+    from core.verbs import Context, execute
+    from core.views import http_response
+
+    try:
+        if connection.connection is not None and (connection.errors_occurred or connection.vendor != "sqlite"):
+            connection.close_if_unusable_or_obsolete()
+        key = key_authenticate(authorization=request.headers.get("Authorization"),
+                               cache_seconds=settings.API_KEY_CACHE_SECONDS)
+        ctx = Context(workspace=key.workspace, api_key=key, request_id=request.request_id, channel="rest")
+        if verb.method == "POST":
+            def raw():
+                return parse_json_object(request.body, request.content_type)
+        else:
+            query = request.GET
+            raw = {name: query[name] for name in verb.query if name in query}
+        return http_response(execute(verb, ctx=ctx, raw=raw, idempotency_key=request.headers.get("Idempotency-Key")))
+    except Exception as exc:  # noqa: BLE001 - refusals before the pipeline (key, body) and anything unexpected
+        if not isinstance(exc, errors.DomainError):
+            logger.error("unhandled exception (request_id=%s) on %s %s", request.request_id, request.method,
+                         request.path, exc_info=exc)
+        return errors.error_response(exc, request)
+    finally:
+        if connection.vendor != "sqlite" or connection.errors_occurred:
+            connection.close()  # PostgreSQL: back to the pool (a thread must not sit on a pooled connection)
+
+
+async def _verb_view(request: Request, verb):
+    response = await asyncio.get_running_loop().run_in_executor(_pool(), _run_verb, request, verb)
+    if not response.has_header("Allow"):
+        response["Allow"] = _allow.get(verb.path, verb.method)
+    return response
+
+
+async def verb_app(scope, receive, send, view, kwargs) -> None:
+    await _respond(scope, receive, send, view, kwargs, time.perf_counter(), new_id("req_"))
