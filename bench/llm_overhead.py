@@ -6,10 +6,11 @@ and 200 concurrent streams, and LiteLLM's proxy side by side on the same fake up
                                            [--chunk-ms 10] [--rounds 3]
 
 Three processes besides this client, each its own uvicorn: the fake OpenAI-style upstream (streams
-`--chunks` chunks, `--chunk-ms` apart, then a usage chunk and [DONE]); the service (config.asgi on a fresh
+`--chunks` chunks, `--chunk-ms` apart, then a usage chunk and [DONE]; a non-streamed request is answered at
+once); the service (config.asgi on a fresh
 SQLite DATA_DIR, a workspace with enough credits, the rate limit lifted); LiteLLM's proxy when its binary is
 given (install it in its own venv: python3 -m venv /tmp/litellm-venv && /tmp/litellm-venv/bin/pip install
-'litellm[proxy]'). Every request is a streaming chat completion read to its end; per request we record the
+'litellm[proxy]'). `--mode` (default both): streaming chat completions read to their end, and non-streamed ones; per request we record the
 time to the first content chunk and to the end of the stream. Added latency = proxy percentile minus the
 same percentile measured directly against the upstream in the same run, at the same concurrency.
 """
@@ -154,15 +155,27 @@ async def one_stream(http, url: str, headers: dict, body: dict) -> tuple[float, 
     return (first or end) - t0, end - t0
 
 
+async def one_once(http, url: str, headers: dict, body: dict) -> tuple[float, float]:
+    """A non-streamed completion: its whole response is the first output."""
+    t0 = time.perf_counter()
+    r = await http.post(url, headers=headers, json=body)
+    if r.status_code != 200 or "choices" not in r.json():
+        raise RuntimeError(f"{url}: HTTP {r.status_code} {r.content[:300]!r}")
+    end = time.perf_counter()
+    return end - t0, end - t0
+
+
 async def run_level(url: str, headers: dict, body: dict, concurrency: int, rounds: int) -> dict:
     import httpx
+
+    one_stream_or_once = one_stream if body.get("stream") else one_once
 
     limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=concurrency + 10)
     ttft, total = [], []
     async with httpx.AsyncClient(timeout=120, limits=limits) as http:
-        await one_stream(http, url, headers, body)  # warm the pool and the server
+        await one_stream_or_once(http, url, headers, body)  # warm the pool and the server
         for _ in range(rounds):
-            results = await asyncio.gather(*(one_stream(http, url, headers, body) for _ in range(concurrency)))
+            results = await asyncio.gather(*(one_stream_or_once(http, url, headers, body) for _ in range(concurrency)))
             for a, b in results:
                 ttft.append(a)
                 total.append(b)
@@ -177,6 +190,8 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=20)
     ap.add_argument("--chunk-ms", type=float, default=10.0)
     ap.add_argument("--levels", default="1,50,200")
+    ap.add_argument("--mode", choices=["stream", "once", "both"], default="both",
+                    help="streamed completions, non-streamed ones, or both (one after the other, same processes)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per level (level 1: 20x as many)")
     ap.add_argument("--database-url", default="", help="e.g. postgres://… (default: a fresh SQLite DATA_DIR)")
     ap.add_argument("--redis-url", default="", help="shared cache for the rate limit, as in production")
@@ -253,11 +268,12 @@ def main() -> None:
               f"{args.chunks} chunks {args.chunk_ms:g} ms apart per stream; "
               f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
         rows = []
-        for level in [int(x) for x in args.levels.split(",")]:
+        modes = ["stream", "once"] if args.mode == "both" else [args.mode]
+        for mode, level in [(m, int(x)) for m in modes for x in args.levels.split(",")]:
             rounds = args.rounds * 20 if level == 1 else args.rounds
             measured = {}
             for name, (url, headers, model) in targets.items():
-                body = {"model": model, "messages": [{"role": "user", "content": "benchmark"}], "stream": True,
+                body = {"model": model, "messages": [{"role": "user", "content": "benchmark"}], "stream": mode == "stream",
                         "max_tokens": 64}
                 cpu0 = cpu_seconds(pids[name]) if pids[name] else 0.0
                 measured[name] = asyncio.run(run_level(url, headers, body, level, rounds))
@@ -267,8 +283,8 @@ def main() -> None:
             for name, m in measured.items():
                 added50 = (m["p50"] - base["p50"]) * 1000
                 added99 = (m["p99"] - base["p99"]) * 1000
-                rows.append((level, name, m, added50, added99, (m["ttft_p50"] - base["ttft_p50"]) * 1000))
-                print(f"c={level:<4} {name:8} n={m['n']:<4} total p50 {m['p50']*1000:8.2f} ms p99 {m['p99']*1000:8.2f} ms | "
+                rows.append((f"{mode} {level}", name, m, added50, added99, (m["ttft_p50"] - base["ttft_p50"]) * 1000))
+                print(f"{mode:6} c={level:<4} {name:8} n={m['n']:<4} total p50 {m['p50']*1000:8.2f} ms p99 {m['p99']*1000:8.2f} ms | "
                       f"added p50 {added50:7.2f} ms p99 {added99:7.2f} ms | ttft added p50 "
                       f"{(m['ttft_p50'] - base['ttft_p50']) * 1000:7.2f} ms | proxy CPU {m['cpu_ms']:6.2f} ms/stream",
                       flush=True)
@@ -278,10 +294,10 @@ def main() -> None:
                 ours99 = measured["service"]["p99"] - base["p99"]
                 theirs99 = measured["litellm"]["p99"] - base["p99"]
                 cpu_ratio = measured["service"]["cpu_ms"] / measured["litellm"]["cpu_ms"]
-                print(f"c={level:<4} ratio service/litellm added latency: p50 {ours / theirs if theirs > 0 else float('nan'):.3f}"
+                print(f"{mode:6} c={level:<4} ratio service/litellm added latency: p50 {ours / theirs if theirs > 0 else float('nan'):.3f}"
                       f"  p99 {ours99 / theirs99 if theirs99 > 0 else float('nan'):.3f}  CPU per stream {cpu_ratio:.3f}",
                       flush=True)
-        print("\n| concurrency | target | n | total p50 ms | total p99 ms | added p50 ms | added p99 ms | added TTFT p50 ms "
+        print("\n| mode, concurrency | target | n | total p50 ms | total p99 ms | added p50 ms | added p99 ms | added TTFT p50 ms "
               "| proxy CPU ms/stream |")
         print("|---|---|---|---|---|---|---|---|---|")
         for level, name, m, a50, a99, attft in rows:
