@@ -551,7 +551,7 @@ LLM_KEY_CACHE_SECONDS = API_KEY_CACHE_SECONDS
 # The REST verbs' fast door (core.asgi_door): worker threads that run the verb pipeline, each keeping its database
 # connection (SQLite) between calls; API_FAST_DOOR=0 sends every REST call through Django's handler instead.
 API_FAST_DOOR = env_bool("API_FAST_DOOR", True)
-API_THREADS = env_int("API_THREADS", 32)
+API_THREADS = env_int("API_THREADS", 16)  # below DATABASE_POOL_MAX: each running verb may hold a connection
 # Threads running the LLM routes' database steps when served by llmproxy.asgi (SQLite: always 1, it has one writer).
 LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
 # PostgreSQL: the LLM door's hold and settle statements commit with synchronous_commit off (for those

@@ -246,11 +246,8 @@ def _pool() -> ThreadPoolExecutor:
     return _verb_pool
 
 
-def close_threads() -> None:
-    """Close the verb threads' database connections and stop the threads (a new pool starts on the next call):
-    for tests and orderly shutdowns."""
-    global _verb_pool
-    pool, _verb_pool = _verb_pool, None
+def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
+    """Close the database connection each thread of `pool` keeps and stop the threads (tests, orderly shutdowns)."""
     if pool is None:
         return
     from django.db import connections
@@ -266,6 +263,13 @@ def close_threads() -> None:
     for future in [pool.submit(close) for _ in range(count)]:
         future.result()
     pool.shutdown(wait=True)
+
+
+def close_threads() -> None:
+    """The verb threads: connections closed, threads stopped (a new pool starts on the next call)."""
+    global _verb_pool
+    pool, _verb_pool = _verb_pool, None
+    shutdown_pool(pool)
 
 
 def _run_verb(request: Request, verb):

@@ -323,23 +323,31 @@ class _Stage:
         return [sql for _, sql in indexes] + restore
 
 
-def _import(rows: Iterable[tuple[int, dict | None, str | None]], clean, flush, progress=None) -> ImportReport:
-    """Clean each (line number, row, parse error) and flush in batches; a bad row is reported with its line
-    number and the good rows still load."""
-    report = ImportReport()
-    batch: list[dict] = []
+def _checked(rows: Iterable[tuple[int, dict | None, str | None]], clean, report: ImportReport,
+             progress=None) -> Iterator[dict]:
+    """The cleaned good rows of (line number, row, parse error); a bad row is counted and reported in `report`
+    with its line number, and the good rows go on."""
     for lineno, row, parse_error in rows:
         if progress is not None:
             progress.update(1)
         try:
             if parse_error:
                 raise RowError(parse_error)
-            batch.append(clean(row))
+            cleaned = clean(row)
         except RowError as exc:
             report.rejected += 1
             report.errors.append((lineno, str(exc)))
             continue
         report.loaded += 1
+        yield cleaned
+
+
+def _import(rows: Iterable[tuple[int, dict | None, str | None]], clean, flush, progress=None) -> ImportReport:
+    """Check every row and flush the good ones in batches."""
+    report = ImportReport()
+    batch: list[dict] = []
+    for cleaned in _checked(rows, clean, report, progress):
+        batch.append(cleaned)
         if len(batch) >= BATCH:
             flush(batch)
             batch = []
@@ -354,19 +362,8 @@ def import_leads(rows: Iterable[tuple[int, dict | None, str | None]], *, progres
     with transaction.atomic(), connection.cursor() as cur:
         stage = _Stage(cur)
         try:
-            for lineno, row, parse_error in rows:
-                if progress is not None:
-                    progress.update(1)
-                try:
-                    if parse_error:
-                        raise RowError(parse_error)
-                    d = clean_lead(row)
-                except RowError as exc:
-                    report.rejected += 1
-                    report.errors.append((lineno, str(exc)))
-                    continue
-                report.loaded += 1
-                stage.add(d)
+            for cleaned in _checked(rows, clean_lead, report, progress):
+                stage.add(cleaned)
         except BaseException:
             stage.abort()
             raise

@@ -11,7 +11,6 @@ import asyncio
 import contextvars
 import json
 import logging
-import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,6 @@ import httpx
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
-from django.db import connections as db_connections
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -57,23 +55,11 @@ def _executor() -> ThreadPoolExecutor:
 def close_db_threads() -> None:
     """Close the database threads' connections and stop the threads (a new pool starts on the next call).
     For tests and orderly shutdowns: each thread keeps its connection between steps."""
+    from core.asgi_door import shutdown_pool
+
     global _pool
     pool, _pool = _pool, None
-    if pool is None:
-        return
-    count = pool._max_workers
-    barrier = threading.Barrier(count)
-
-    def close():
-        try:
-            barrier.wait(timeout=5)  # one task per thread
-        except threading.BrokenBarrierError:
-            pass
-        db_connections.close_all()
-
-    for future in [pool.submit(close) for _ in range(count)]:
-        future.result()
-    pool.shutdown(wait=True)
+    shutdown_pool(pool)
 
 
 def _gated(fn):
