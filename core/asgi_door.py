@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -272,19 +273,48 @@ def close_threads() -> None:
     shutdown_pool(pool)
 
 
-def _run_verb(request: Request, verb):
-    """One REST verb call on a worker thread: the same steps as core.views.VerbView (key, context, body or query
-    parameters, `execute`), then the connection: kept on SQLite, returned to the pool on PostgreSQL."""
+def _db_begin() -> None:
+    """Before work on an API thread: drop a connection that errored or (PostgreSQL) outlived its use."""
     from django.db import connection
 
+    if connection.connection is not None and (connection.errors_occurred or connection.vendor != "sqlite"):
+        connection.close_if_unusable_or_obsolete()
+
+
+def _db_end() -> None:
+    """After work on an API thread: SQLite keeps its connection for the next call; PostgreSQL's goes back to the
+    pool (a thread must not sit on a pooled connection)."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite" or connection.errors_occurred:
+        connection.close()
+
+
+def _call(fn, args, kwargs):
+    _db_begin()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _db_end()
+
+
+async def run_in_api_thread(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` (sync Django code) on one of the API's worker threads (the MCP door's key lookups and
+    tool calls use it too): no thread started and no database connection opened per call. The caller's context
+    variables go along (the MCP door's request state), as with asgiref's sync_to_async."""
+    context = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(_pool(), context.run, _call, fn, args, kwargs)
+
+
+def _run_verb(request: Request, verb):
+    """One REST verb call on a worker thread: the same steps as core.views.VerbView (key, context, body or query
+    parameters, `execute`); run by `run_in_api_thread`."""
     from accounts.services import key_authenticate
     from core.parsers import parse_json_object
     from core.verbs import Context, execute
     from core.views import http_response
 
     try:
-        if connection.connection is not None and (connection.errors_occurred or connection.vendor != "sqlite"):
-            connection.close_if_unusable_or_obsolete()
         key = key_authenticate(authorization=request.headers.get("Authorization"),
                                cache_seconds=settings.API_KEY_CACHE_SECONDS)
         ctx = Context(workspace=key.workspace, api_key=key, request_id=request.request_id, channel="rest")
@@ -300,13 +330,10 @@ def _run_verb(request: Request, verb):
             logger.error("unhandled exception (request_id=%s) on %s %s", request.request_id, request.method,
                          request.path, exc_info=exc)
         return errors.error_response(exc, request)
-    finally:
-        if connection.vendor != "sqlite" or connection.errors_occurred:
-            connection.close()  # PostgreSQL: back to the pool (a thread must not sit on a pooled connection)
 
 
 async def _verb_view(request: Request, verb):
-    response = await asyncio.get_running_loop().run_in_executor(_pool(), _run_verb, request, verb)
+    response = await run_in_api_thread(_run_verb, request, verb)
     if not response.has_header("Allow"):
         response["Allow"] = _allow.get(verb.path, verb.method)
     return response

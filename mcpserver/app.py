@@ -15,9 +15,7 @@ from urllib.parse import urlparse
 
 import anyio
 import mcp_types as types
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
-from django.db import connections
 from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -52,11 +50,14 @@ INSTRUCTIONS = (
 
 
 def _sync(fn):
-    """Sync Django code (ORM) for this HTTP request. Like Django's own ASGI handler, every request to /mcp
-    runs in a ThreadSensitiveContext (see McpAsgiApp), so the key lookup and the tool call of one request
-    share one thread and one database connection, closed when the request ends; concurrent requests run
-    in parallel threads."""
-    return sync_to_async(fn, thread_sensitive=True)
+    """Sync Django code (ORM) for this HTTP request, on the API's worker threads (core.asgi_door): as for the REST
+    verbs, no thread is started and no database connection opened per request (SQLite keeps one per thread;
+    PostgreSQL's goes back to the pool after each call)."""
+    from core.asgi_door import run_in_api_thread
+
+    async def call(*args, **kwargs):
+        return await run_in_api_thread(fn, *args, **kwargs)
+    return call
 
 
 _LIMITERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -211,11 +212,7 @@ class McpAsgiApp:
             )
             await response(scope, receive, send)
             return
-        async with ThreadSensitiveContext():
-            try:
-                await guard.handle(scope, receive, send, self._apps[-1])
-            finally:
-                await _sync(connections.close_all)()
+        await guard.handle(scope, receive, send, self._apps[-1])
 
 
 def build_asgi_app() -> McpAsgiApp:

@@ -20,10 +20,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from core import errors
+from core.asgi_door import run_in_api_thread
 from core.ids import new_id
 from core.ratelimit import RateInfo
 from core.ratelimit import hit as ratelimit_hit
@@ -128,11 +128,11 @@ async def handle(scope, receive, send, app) -> None:
     key_id = None
     if method == "POST" and state.token:
         try:
-            state.key = await sync_to_async(_resolve, thread_sensitive=True)(state.token)
+            state.key = await run_in_api_thread(_resolve, state.token)
         except errors.Unauthenticated:
             state.key = None  # the SDK answers 401 with its WWW-Authenticate challenge
         if state.key is not None:
-            state.rate = await sync_to_async(ratelimit_hit, thread_sensitive=True)(f"key:{state.key.pk}")
+            state.rate = await run_in_api_thread(ratelimit_hit, f"key:{state.key.pk}")
             # Over the limit, a tool call goes on to the pipeline, which answers it as a tool error carrying
             # the 429 (what MCP clients show an agent); any other request is refused here.
             if not state.rate.allowed and not _is_tool_call(body):

@@ -154,8 +154,8 @@ def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, api_key=None,
     """Run the verb through `execute` exactly as the REST door does (channel "mcp").
 
     `api_key` is the key the bearer verifier resolved for this HTTP request (else `bearer` is authenticated
-    here). Runs in the request's worker thread (sync ORM); the MCP app closes the thread's database
-    connection when the HTTP request ends, as Django does for REST. Each call has its own request id.
+    here). Runs on an API worker thread (core.asgi_door.run_in_api_thread: sync ORM), whose database
+    connection SQLite keeps and PostgreSQL returns to its pool after the call. Each call has its own request id.
     """
     from mcpserver.guard import current
 
