@@ -54,8 +54,8 @@ def fill(workspace_id: str, records: int) -> None:
             cur.execute(
                 f"INSERT INTO {table} (id, workspace_id, verb, channel, status, http_status, credits_charged_micros, "
                 f"created_at, completed_at) "
-                f"SELECT 'req_bench_' || %s || '_' || g, %s, ({verbs})[1 + g % {len(VERBS)}], 'rest', 'succeeded', 200, "
-                f"(g % 7) * 1000, now() - (g % 60) * interval '1 day' - (g % 977) * interval '1 second', now() "
+                f"SELECT 'req_bench_' || %s || '_' || g, %s, ({verbs})[1 + g %% {len(VERBS)}], 'rest', 'succeeded', 200, "
+                f"(g %% 7) * 1000, now() - (g %% 60) * interval '1 day' - (g %% 977) * interval '1 second', now() "
                 f"FROM generate_series(1, %s) g", [workspace_id[:8], workspace_id, records])
         else:
             case = " ".join(f"WHEN {i} THEN '{v}'" for i, v in enumerate(VERBS))
