@@ -79,14 +79,26 @@ def instance(request, tmp_path):
 
 
 def start(env):
-    return subprocess.Popen([sys.executable, "manage.py", "serve"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    """`manage.py serve` with its output (and its children's) appended to a file, never a pipe: a pipe that the
+    test does not drain fills up (64 KiB of access and task logs) and then blocks every child that logs, which
+    looked like a web process hanging mid-test. `output(proc)` reads what it printed so far."""
+    path = Path(env["DATA_DIR"]).parent / f"serve-{time.monotonic_ns()}.log"  # beside DATA_DIR, in tmp_path
+    with open(path, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "manage.py", "serve"], cwd=ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    proc.log_path = path
+    return proc
+
+
+def output(proc) -> str:
+    with open(proc.log_path, "rb") as fh:
+        return fh.read().decode(errors="replace")
 
 
 def wait_healthy(port, proc, deadline_s=90):
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read().decode()
+        assert proc.poll() is None, output(proc)
         try:
             return get(f"http://127.0.0.1:{port}/healthz")
         except OSError:
@@ -134,16 +146,13 @@ def test_listening_is_printed_only_once_the_port_accepts(instance):
     proc = start(env)
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline().decode()
-            assert line, "serve ended without printing listening"
-            if "listening on" in line:
-                with socket.create_connection(("127.0.0.1", port), timeout=2):
-                    pass  # accepted: no ConnectionRefusedError
-                assert get(f"http://127.0.0.1:{port}/healthz")[0] == 200
-                break
-        else:
-            raise AssertionError("no listening line")
+        while "listening on" not in (printed := output(proc)):
+            assert proc.poll() is None, f"serve ended without printing listening: {printed}"
+            assert time.monotonic() < deadline, f"no listening line: {printed}"
+            time.sleep(0.05)
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass  # accepted: no ConnectionRefusedError
+        assert get(f"http://127.0.0.1:{port}/healthz")[0] == 200
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
