@@ -321,22 +321,134 @@ SIGN_OFF_RE = re.compile(
 )
 
 
-def strip_quotes_and_signature(text: str) -> str:
-    """The new text of a reply: quoted history, forwarded parts, signatures and sign-offs removed."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    cut = len(text)
-    for rx in QUOTE_HEADER_RES + SIGNATURE_RES:
+def _first_cut(text: str) -> tuple[int, re.Match | None]:
+    """Where the quoted history or the signature starts, and the quote header found there (None when a
+    signature, or nothing, comes first)."""
+    cut, header = len(text), None
+    for rx in QUOTE_HEADER_RES:
         m = rx.search(text)
         if m and m.start() < cut:
-            cut = m.start()
-    text = text[:cut]
-    lines = [ln for ln in text.split("\n") if not ln.lstrip().startswith(">")]
+            cut, header = m.start(), m
+    for rx in SIGNATURE_RES:
+        m = rx.search(text)
+        if m and m.start() < cut:
+            cut, header = m.start(), None
+    return cut, header
+
+
+def _unquoted(text: str) -> str:
+    return "\n".join(ln for ln in text.split("\n") if not ln.lstrip().startswith(">"))
+
+
+def _inline_answer(rest: str) -> str:
+    """The answer written between the quoted lines of the message it replies to: the quote header at the top,
+    then `>` lines, with the answer as its own paragraph (a blank line above it) under the line it answers and
+    more quoted lines below it. Anything else under the header is history, never the answer: a history that is
+    not `>`-quoted (a forward, an Outlook block), a line straight under a quoted line (a client wrapped the
+    quote), and text after the last quoted line (a footer of the quoted message)."""
+    lines = rest.split("\n")
+    quoted = [ln.lstrip().startswith(">") for ln in lines]
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None or not quoted[first]:
+        return ""
+    last_quoted = max(i for i, q in enumerate(quoted) if q)
+    answer: list[str] = []
+    in_quote = in_answer = False
+    for i, line in enumerate(lines[:last_quoted]):
+        if not line.strip():
+            in_quote = in_answer = False
+            if answer and answer[-1]:
+                answer.append("")
+        elif quoted[i]:
+            in_quote, in_answer = True, False
+        elif in_answer or not in_quote:
+            in_answer = True
+            answer.append(line)
+    text = "\n".join(answer)
+    cut, _ = _first_cut(text)
+    return text[:cut]
+
+
+CONTACT_TOKEN_RE = re.compile(r"\+?\d[\d ()./-]{6,}\d|https?://[!-~]+|\bwww\.[!-~]+|"
+                              r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+CONTACT_LABEL_RE = re.compile(r"^\s*(tel|phone|mobile|mob|cell|fax|m|t|p|e|w|tlf|telefon|tél|cel|携帯|電話|电话|手机|"
+                              r"手機|e-?mail|web)\b\.?\s*[:：]?", re.I)
+SIG_WORDS_OK = {"of", "and", "&", "de", "der", "des", "du", "la", "le", "für", "van", "von", "y", "e", "et", "i",
+                "og", "och", "en", "di", "do", "da", "del", "dla", "ds.", "-", "–"}
+CJK_SIG_RE = re.compile(r"株式会社|有限会社|合同会社|部|課|公司|集团|集團|经理|經理|总监|總監|部长|部長|主任|代表|様")
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+
+
+def _name_or_title(line: str) -> bool:
+    """A signature's name, title or company line: short, no sentence punctuation, every word capitalised (or a
+    small linking word); in Chinese or Japanese a few characters or a company/title word."""
+    value = line.strip()
+    if not value or len(value) > 60 or re.search(r"[.?!。？！,，:：;]\s*$|[?？!！]", value):
+        return False
+    if CJK_RE.search(value):
+        return len(value) <= 4 or bool(CJK_SIG_RE.search(value))
+    words = value.split()
+    if len(words) == 1 and not value.isupper():  # "CEO" is a title; "Interested" is a reply
+        return False
+    return len(words) <= 6 and all(w[:1].isupper() or w.lower() in SIG_WORDS_OK or not w[:1].isalpha()
+                                   for w in words)
+
+
+def _contact_line(line: str) -> bool:
+    """A phone number, a web or mail address (with at most a label and a word or two around it), or a
+    "Title | Company" line; never a sentence that mentions a number or an address."""
+    value = line.strip()
+    if re.search(r"[.?!。？！]$", value) and not CONTACT_TOKEN_RE.search(value[-30:]):
+        return False
+    if re.search(r"\s[|•·]\s", value):
+        return all(_name_or_title(part) or CONTACT_TOKEN_RE.fullmatch(part.strip())
+                   for part in re.split(r"\s[|•·]\s", value) if part.strip())
+    if not CONTACT_TOKEN_RE.search(value):
+        return False
+    rest = CONTACT_TOKEN_RE.sub(" ", CONTACT_LABEL_RE.sub(" ", value))
+    if len(CJK_RE.findall(rest)) > 6:  # a Chinese or Japanese sentence around the address
+        return False
+    return len(rest.split()) <= 2 and not re.search(r"[?？!！]", value)
+
+
+def _strip_contact_block(lines: list[str]) -> list[str]:
+    """Drop a signature block at the end that has no sign-off line above it: contact lines (a phone number, a
+    web or mail address, "Title | Company") and the name and title lines around them. Nothing is dropped
+    unless the block has a contact line, so a short last sentence ("Sounds good") stays."""
+    end = len(lines)
+    seen_contact = False
+    i = end - 1
+    while i >= 0:
+        line = lines[i]
+        if not line.strip():
+            i -= 1
+            continue
+        if _contact_line(line):
+            seen_contact = True
+        elif not (seen_contact and _name_or_title(line)):
+            break
+        i -= 1
+    if not seen_contact:
+        return lines
+    # the name line(s) just above the contact lines belong to the block too
+    return lines[:i + 1]
+
+
+def strip_quotes_and_signature(text: str) -> str:
+    """The new text of a reply: quoted history, forwarded parts, signatures and sign-offs removed. A reply
+    written inline (under the quoted lines it answers, nothing above the quote header) keeps its answer."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    cut, header = _first_cut(text)
+    own = _unquoted(text[:cut])
+    if header is not None and not own.strip():
+        own = _inline_answer(text[header.end():])
+    lines = own.split("\n")
     # a sign-off line ("Best,", "Merci") ends the message: what follows is a name and a signature
     for i, line in enumerate(lines):
         if i > 0 and SIGN_OFF_RE.match(line):
             lines = lines[:i]
             break
-    return "\n".join(lines).strip()
+    return "\n".join(_strip_contact_block(lines)).strip()
 
 
 # --- rule tables -------------------------------------------------------------------------------------------
@@ -354,7 +466,9 @@ BOUNCE_SUBJECT_RE = _rx(
     r"no se puede entregar", r"no entregado", r"impossibile recapitare", r"onbestelbaar",
 )
 DELAY_SUBJECT_RE = _rx(r"delivery status notification \(delay\)", r"\bdelayed\b", r"delivery delay",
-                       r"still being retried", r"warning: could not send message", r"verzögert", r"retardée?")
+                       r"still being retried", r"warning: could not send message", r"verzögert", r"retardée?",
+                       r"retrasad[oa]", r"ritardat[oa]", r"vertraagd", r"försenad", r"forsinket", r"opóźnion",
+                       r"atrasad[oa]", r"配信遅延", r"延迟", r"延遲")
 DELAY_BODY_RE = _rx(r"will (retry|continue trying|keep trying)", r"has been delayed", r"delivery (is )?delayed",
                     r"not yet been delivered", r"still trying to deliver", r"temporary failure",
                     r"this is a warning message only", r"no action is required on your part")
@@ -365,10 +479,18 @@ PERMANENT_BODY_RE = _rx(
     r"wasn't delivered", r"was not delivered", r"undeliverable", r"delivery has failed", r"failed permanently",
     r"address couldn't be found", r"unknown recipient", r"recipient address rejected",
 )
-READ_RECEIPT_SUBJECT_RE = _rx(r"^(read|gelesen|lu|leído|letto|gelezen|läst|lest)\s*:", r"^read receipt",
-                              r"^return receipt", r"^(not read|nicht gelesen|non lu)\s*:")
-READ_RECEIPT_BODY_RE = _rx(r"was read on", r"wurde am .{0,60} gelesen", r"a été lu le", r"fue leído",
-                           r"this is a (return|read) receipt")
+# Outlook's and other clients' receipt subjects and bodies in the 12 languages
+READ_RECEIPT_SUBJECT_RE = _rx(
+    r"^(read|gelesen|lu|lue|leído|leida|leída|letto|gelezen|läst|lest|læst|lida|lido|przeczytan[aeoy]|"
+    r"odczytan[aeoy]|開封済み|開封確認|已读|已讀|已閱讀|已阅读)\s*[:：]", r"^read receipt", r"^return receipt",
+    r"^(not read|nicht gelesen|ungelesen|non lu|no leído|non letto|niet gelezen|ej läst|inte läst|ikke læst|"
+    r"não lida|nieprzeczytan[aeoy]|未開封|未读|未讀)\s*[:：]",
+)
+READ_RECEIPT_BODY_RE = _rx(
+    r"was read on", r"wurde am .{0,60} gelesen", r"a été lu le", r"fue leído", r"è stato letto",
+    r"is gelezen op", r"lästes", r"blev læst", r"został[ao]? (przeczytan|odczytan)", r"foi lid[ao]",
+    r"開封されました", r"已被阅读", r"已被閱讀", r"已读取", r"已讀取", r"this is a (return|read) receipt",
+)
 
 OOO_SUBJECT_RE = _rx(
     r"out of (the )?office", r"\booo\b", r"automatic reply", r"auto(matic)?[- ]?(reply|response|answer)",
@@ -399,6 +521,10 @@ OOO_BODY_RE = _rx(
     r"\bestou (atualmente )?(fora do escritório|de férias|ausente)\b",
     r"\bik ben (momenteel |tot .{1,30} )?(afwezig|niet op kantoor|met vakantie)\b",
     r"\bjag är (på semester|inte på kontoret|ledig)\b",
+    r"\bjeg er (på ferie|ikke på kontoret|fraværende|på barsel)\b", r"\ber tilbage (den|på|igen)\b",
+    r"\bjestem (obecnie |teraz )?(na urlopie|poza biurem|nieobecn[ya]|na zwolnieniu)\b",
+    r"不在にしております", r"休暇を(取得|いただいて)", r"出張のため", r"不在のため",
+    r"(正在|目前)休假", r"不在办公室", r"不在辦公室", r"休假(中|期间|期間)",
 )
 UNSUBSCRIBE_RE = _rx(
     r"\bunsubscribe\b", r"\bun-subscribe\b", r"\bopt(ing)?[- ]?out\b",
@@ -685,6 +811,8 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
         if ooo_subject:
             return Verdict(OUT_OF_OFFICE, "ooo_subject")
         return Verdict(OUT_OF_OFFICE, "auto_submitted")
+    if ticket and not absence_words and prediction.label == OUT_OF_OFFICE:  # a help desk's, not an absence
+        return Verdict(OTHER, "ticket_ack")
     if prediction.label == OUT_OF_OFFICE or (absence_words and prediction.label == OTHER and not ticket):
         return Verdict(OUT_OF_OFFICE, "ooo_body")
 

@@ -91,6 +91,55 @@ def test_strip_quotes_and_signature():
     assert c.strip_quotes_and_signature("Nein danke\n\nAm Mo., 1. Jan. schrieb Alex <a@b.c>:\n> x") == "Nein danke"
 
 
+PITCH = "> Hi Jan,\n> We help teams book more meetings. Worth a quick call next week?\n> Alex\n"
+
+
+@pytest.mark.parametrize("text,own", [
+    # an inline answer: nothing above the quote header, the answer in its own paragraph between quoted lines
+    ("On Mon, Alex wrote:\n> Hi Jan,\n> Worth a call?\n\nYes, Thursday works.\n\n> Best,\n> Alex\n",
+     "Yes, Thursday works."),
+    ("Am Mo. schrieb Alex <a@b.c>:\n> Hallo,\n> Demo?\n\nBitte entfernen Sie mich.\n-- \nJan\n\n> Alex\n",
+     "Bitte entfernen Sie mich."),
+    # never the answer: only quoted lines, a client's wrapped quote line, text after the last quoted line
+    ("On Mon, Alex wrote:\n" + PITCH, ""),
+    ("On Mon, Alex wrote:\n> Hi Jan, we help teams book\nmore meetings. Worth a call?\n> Alex\n", ""),
+    ("On Mon, Alex wrote:\n" + PITCH + "\nTo stop receiving these emails reply STOP.\n", ""),
+    # a forward's history is not `>`-quoted: a forward without comment has no text of its own
+    ("---------- Forwarded message ---------\nFrom: Alex\nSubject: x\n\nWorth a quick call next week?\n", ""),
+    # a signature block with no sign-off above it (name, title, contact lines) is not the reply
+    ("Jan Kowalski\nHead of Operations | Acme\n+48 22 123 45 67\nwww.acme.example\n\nOn Mon, Alex wrote:\n" + PITCH,
+     ""),
+    ("山田太郎\n株式会社エービーシー 営業部\nTEL: 03-1234-5678", ""),
+    ("Sounds good\n\nJan Kowalski\nCEO, Acme\nm: +1 415 555 0100", "Sounds good"),
+    ("Interested\nJan Kowalski\nwww.acme.example", "Interested"),
+    ("了解です。\n山田\nTEL: 03-1234-5678", "了解です。"),
+    # a sentence that mentions a number or an address is the reply, not a signature
+    ("Call me on +1 415 555 0100 tomorrow", "Call me on +1 415 555 0100 tomorrow"),
+    ("Please use info@acme.com for general requests.", "Please use info@acme.com for general requests."),
+    ("我将于周一前休假。如有急事请联系王经理@acme.com。", "我将于周一前休假。如有急事请联系王经理@acme.com。"),
+])
+def test_own_text_of_inline_replies_and_signature_blocks(text, own):
+    assert c.strip_quotes_and_signature(text) == own
+
+
+def test_inline_answer_is_classified():
+    raw = _mail("On Mon, 2 Nov 2026 at 10:14, Alex <alex@out.test> wrote:\n> Hi Jan,\n> Worth a quick call?\n\n"
+                "Not interested and please remove my address from your database.\n\n> Best,\n> Alex")
+    assert c.classify(raw).label == "unsubscribe"
+
+
+@pytest.mark.parametrize("subject,body", [
+    ("Læst: Quick question", "Din meddelelse blev læst mandag 2. november 2026 10:14."),
+    ("Przeczytano: Quick question", "Wiadomość została przeczytana 2 listopada 2026."),
+    ("Lida: Quick question", "Sua mensagem foi lida em 2 de novembro de 2026."),
+    ("開封済み: Quick question", "メッセージは 2026/11/02 10:14 に開封されました。"),
+    ("已读: Quick question", "您的邮件已被阅读。"),
+])
+def test_read_receipts_in_more_languages_stop_nobody(subject, body):
+    v = c.classify(_mail(body, subject=subject))
+    assert (v.label, v.rule, v.stops) == ("other", "read_receipt", False)
+
+
 @pytest.mark.parametrize("text,label", [
     ("Not interested, thanks.", "not_interested"),
     ("Interested! When can we talk?", "interested"),

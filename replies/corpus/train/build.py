@@ -1,5 +1,5 @@
 """The reply classifier's training corpus: hand-written base phrasings (en.py, de.py, ... one module per
-language) composed into complete RFC 5322 messages with realistic variations, deterministically.
+language, plus extra/ and extra2/<lang>.py by other authors with other idioms) composed into complete RFC 5322 messages with realistic variations, deterministically.
 
 Every base phrasing becomes several messages: with or without a greeting, a neutral opening sentence, an emoji,
 a sign-off, a name and a signature block, a mobile footer, an external-mail banner; with the quoted pitch below
@@ -241,8 +241,27 @@ def message(lang: str, label: str, sentences: list[str], rng: random.Random, n: 
     return bytes(msg)
 
 
+EXTRA_AUTHORS = ("extra", "extra2")  # replies/corpus/train/<dir>/<lang>.py: other authors, other idioms
+
+
+def _extras(code: str):
+    """The other authors' modules for a language."""
+    for package in EXTRA_AUTHORS:
+        try:
+            yield importlib.import_module(f"replies.corpus.train.{package}.{code}")
+        except ModuleNotFoundError:
+            continue
+
+
 def _phrases(lang: str, label: str) -> list[str]:
-    return list(getattr(_lang(lang), INTENTS[label]))
+    phrases = list(getattr(_lang(lang), INTENTS[label]))
+    seen = set(phrases)
+    for extra in _extras(lang):
+        for phrase in getattr(extra, INTENTS[label], []):
+            if phrase not in seen:
+                seen.add(phrase)
+                phrases.append(phrase)
+    return phrases
 
 
 def corpus():
@@ -306,8 +325,8 @@ def sources_digest() -> str:
 
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in sorted(here.glob("*.py")):
-        h.update(path.name.encode())
+    for path in sorted(here.glob("*.py")) + sorted(p for d in EXTRA_AUTHORS for p in here.glob(f"{d}/*.py")):
+        h.update(str(path.relative_to(here)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
 

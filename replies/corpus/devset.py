@@ -1,0 +1,74 @@
+"""The development set: reply phrasings written by a third author who never read the training corpus, the
+classifier or the held-out set (replies/corpus/dev/<lang>.py, same lists as the training modules). It is never
+trained on; whoever tunes the classifier measures on it instead of the held-out set, which stays unseen.
+
+Each phrasing becomes complete messages with the training corpus's composer (greetings, signatures, quoted
+pitch, HTML) under a different seed, and goes through the complete default classifier
+(`replies.classify.classify`), so the figure is what a user would get.
+
+    python -m replies.corpus.devset            # accuracy overall, per class and per language
+    python -m replies.corpus.devset --errors   # also every miss (expected -> got: text)
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import sys
+from collections import Counter
+
+from replies.corpus.train.build import INTENTS, LANGS, _fill, _lang, message
+
+SEED = 1616
+COPIES = 2
+
+
+def rows():
+    """(lang, label, phrase, raw message) for every dev phrasing, COPIES messages each, in a fixed order."""
+    rng = random.Random(SEED)
+    n = 0
+    for lang in LANGS:
+        try:
+            mod = importlib.import_module(f"replies.corpus.dev.{lang}")
+        except ModuleNotFoundError:
+            continue
+        for label, attr in INTENTS.items():
+            for phrase in getattr(mod, attr, []):
+                for _ in range(COPIES):
+                    n += 1
+                    yield lang, label, phrase, message(lang, label, [_fill(phrase, _lang(lang), rng)], rng, n)
+
+
+def evaluate(show_errors: bool = False) -> dict[str, tuple[int, int]]:
+    from replies import classify as c
+
+    hits, totals = Counter(), Counter()
+    errors = []
+    for lang, label, phrase, raw in rows():
+        got = c.classify(raw).label
+        for key in ("all", f"class:{label}", f"lang:{lang}"):
+            totals[key] += 1
+            hits[key] += int(got == label)
+        if got != label:
+            errors.append((lang, label, got, phrase))
+    if show_errors:
+        for lang, label, got, phrase in sorted(set(errors)):
+            print(f"{lang} {label:>14} -> {got:<14} {phrase}")
+    return {k: (hits[k], totals[k]) for k in sorted(totals)}
+
+
+def main(argv: list[str]) -> int:
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    figures = evaluate("--errors" in argv)
+    for key, (hit, total) in figures.items():
+        print(f"{key:24} {hit:5}/{total:<5} {hit / total:.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
