@@ -277,6 +277,11 @@ QUOTE_HEADER_RES = [
         r"^.{0,200}\bwrote:\s*$",
         r"^.{0,200}(のメッセージ|さんは書きました|は書きました)\s*[:：]\s*$",
         r"^.{0,200}(写道|寫道)\s*[:：]\s*$",
+        # any client's "<date> <name> <address>:" line (Gmail in Japanese has no "wrote" word at all)
+        r"^(?=.*\d).{0,200}<[^<>\s]+@[^<>\s]+>\s*[:：]\s*$",
+        r"^\s*Op\b.{0,200}\bgeschreven\s*:\s*$", r"^\s*Wiadomość napisana przez\b.{0,200}:\s*$",
+        r"^.{0,200}のメール\s*[:：]\s*$",
+        r"^.{0,40}\d{4}年\d{1,2}月\d{1,2}日.{0,160}[:：]\s*$",
         r"^\s*-{3,}\s*(原始邮件|原始郵件|Oprindelig meddelelse|Ursprungligt meddelande|Oryginalna wiadomość|"
         r"元のメッセージ)\s*-{3,}\s*$",
         r"^\s*-{2,}\s*(Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|"
@@ -289,7 +294,8 @@ QUOTE_HEADER_RES = [
         r"Anfang der weitergeleiteten Nachricht|Comienzo del mensaje reenviado)\s*:\s*$",
         r"^_{10,}\s*$",
         r"^\s*(From|Von|De|Da|Van|Från|Fra|Od|差出人|发件人|寄件者|寄件人)\s*[:：]\s*.+\n\s*(Sent|Gesendet|Envoyé|"
-        r"Enviado|Inviato|Verzonden|Skickat|Sendt|Date|Datum|Wysłano|Data|送信日時|发送时间|發送時間|日期|時間)\s*[:：]",
+        r"Enviado|Enviada em|Inviato|Verzonden|Skickat|Sendt|Date|Datum|Wysłano|Data|送信日時|送信日|日時|发送时间|發送時間|"
+        r"寄件日期|发送日期|日期|時間)\s*[:：]",
     )
 ]
 SIGNATURE_RES = [
@@ -297,7 +303,8 @@ SIGNATURE_RES = [
     for p in (
         r"^-- ?$",
         r"^—\s*$",
-        r"^\s*Sent from my \w+",
+        r"^\s*Sent from (my \w+|Mail for Windows|Outlook|Yahoo Mail|Samsung)",
+        r"^\s*(Envoyé depuis|Verstuurd (vanaf|met) mijn|Enviado desde)\b",
         r"^\s*(Get|Download) Outlook for ",
         r"^\s*Von meinem \w+ gesendet",
         r"^\s*Envoyé de mon \w+",

@@ -113,6 +113,16 @@ PITCH = "> Hi Jan,\n> We help teams book more meetings. Worth a quick call next 
     ("Sounds good\n\nJan Kowalski\nCEO, Acme\nm: +1 415 555 0100", "Sounds good"),
     ("Interested\nJan Kowalski\nwww.acme.example", "Interested"),
     ("了解です。\n山田\nTEL: 03-1234-5678", "了解です。"),
+    # quote headers of other clients and languages, and their mobile footers
+    ("結構です。\n\n2026年11月2日(月) 10:14 Alex Rivera <alex@out.example>:\n> 山田様\n", "結構です。"),
+    ("いいですね。\n\n2026/11/02 10:14、Alex <alex@out.example>のメール:\n\n> 山田様\n", "いいですね。"),
+    ("Nee bedankt\n\nOp 2 nov. 2026 om 10:14 heeft Alex <a@b.c> het volgende geschreven:\n> x", "Nee bedankt"),
+    ("Nie, dziękuję.\n\nWiadomość napisana przez Alex <a@b.c> w dniu 02.11.2026, o godz. 10:14:\n\n> x",
+     "Nie, dziękuję."),
+    ("Não, obrigado.\n\nDe: Alex <a@b.c>\nEnviada em: segunda-feira, 2 de novembro de 2026 10:14\n\nOlá",
+     "Não, obrigado."),
+    ("Sounds good\n\nSent from Outlook for iOS", "Sounds good"),
+    ("Nee bedankt\n\nVerstuurd vanaf mijn iPhone", "Nee bedankt"),
     # a sentence that mentions a number or an address is the reply, not a signature
     ("Call me on +1 415 555 0100 tomorrow", "Call me on +1 415 555 0100 tomorrow"),
     ("Please use info@acme.com for general requests.", "Please use info@acme.com for general requests."),
