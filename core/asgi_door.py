@@ -95,7 +95,7 @@ def _security_headers() -> list[tuple[bytes, bytes]]:
 _extra_headers: list | None = None
 
 
-async def _read_body(receive, limit: int) -> bytes | None:
+async def read_body(receive, limit: int) -> bytes | None:
     """The request body; None if the client went away; raises PayloadTooLarge past `limit` bytes."""
     parts = []
     size = 0
@@ -148,7 +148,7 @@ async def _respond(scope, receive, send, view, kwargs, started: float, request_i
     try:
         if length > settings.MAX_BODY_BYTES:
             raise errors.PayloadTooLarge()
-        body = await _read_body(receive, settings.MAX_BODY_BYTES)
+        body = await read_body(receive, settings.MAX_BODY_BYTES)
     except errors.PayloadTooLarge as err:
         await _send_response(send, probe, errors.error_response(err, probe))
         return

@@ -23,7 +23,7 @@ from typing import Any
 from django.conf import settings
 
 from core import errors
-from core.asgi_door import run_in_api_thread
+from core.asgi_door import read_body, run_in_api_thread
 from core.ids import new_id
 from core.ratelimit import RateInfo
 from core.ratelimit import hit as ratelimit_hit
@@ -116,9 +116,9 @@ async def handle(scope, receive, send, app) -> None:
     body = b""
     if method == "POST":  # read (bounded) before anything runs: a streamed body over the limit is a clean 413
         try:
-            body = await _read_body(receive)
-        except _TooLarge:
-            await _envelope(send_with_headers, errors.PayloadTooLarge(), request_id)
+            body = await read_body(receive, settings.MAX_BODY_BYTES)
+        except errors.PayloadTooLarge as exc:
+            await _envelope(send_with_headers, exc, request_id)
             return
         if body is None:
             return  # the client went away
@@ -158,25 +158,6 @@ async def handle(scope, receive, send, app) -> None:
                 _in_flight[key_id] = left
             else:
                 _in_flight.pop(key_id, None)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _read_body(receive) -> bytes | None:
-    parts, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > settings.MAX_BODY_BYTES:
-            raise _TooLarge()
-        parts.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(parts)
 
 
 def _replay(body: bytes, original):
