@@ -328,52 +328,14 @@ SIGN_OFF_RE = re.compile(
 )
 
 
-def _first_cut(text: str) -> tuple[int, re.Match | None]:
-    """Where the quoted history or the signature starts, and the quote header found there (None when a
-    signature, or nothing, comes first)."""
-    cut, header = len(text), None
-    for rx in QUOTE_HEADER_RES:
+def _first_cut(text: str) -> int:
+    """Where the quoted history or the signature starts."""
+    cut = len(text)
+    for rx in QUOTE_HEADER_RES + SIGNATURE_RES:
         m = rx.search(text)
         if m and m.start() < cut:
-            cut, header = m.start(), m
-    for rx in SIGNATURE_RES:
-        m = rx.search(text)
-        if m and m.start() < cut:
-            cut, header = m.start(), None
-    return cut, header
-
-
-def _unquoted(text: str) -> str:
-    return "\n".join(ln for ln in text.split("\n") if not ln.lstrip().startswith(">"))
-
-
-def _inline_answer(rest: str) -> str:
-    """The answer written between the quoted lines of the message it replies to: the quote header at the top,
-    then `>` lines, with the answer as its own paragraph (a blank line above it) under the line it answers and
-    more quoted lines below it. Anything else under the header is history, never the answer: a history that is
-    not `>`-quoted (a forward, an Outlook block), a line straight under a quoted line (a client wrapped the
-    quote), and text after the last quoted line (a footer of the quoted message)."""
-    lines = rest.split("\n")
-    quoted = [ln.lstrip().startswith(">") for ln in lines]
-    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
-    if first is None or not quoted[first]:
-        return ""
-    last_quoted = max(i for i, q in enumerate(quoted) if q)
-    answer: list[str] = []
-    in_quote = in_answer = False
-    for i, line in enumerate(lines[:last_quoted]):
-        if not line.strip():
-            in_quote = in_answer = False
-            if answer and answer[-1]:
-                answer.append("")
-        elif quoted[i]:
-            in_quote, in_answer = True, False
-        elif in_answer or not in_quote:
-            in_answer = True
-            answer.append(line)
-    text = "\n".join(answer)
-    cut, _ = _first_cut(text)
-    return text[:cut]
+            cut = m.start()
+    return cut
 
 
 CONTACT_TOKEN_RE = re.compile(r"\+?\d[\d ()./-]{6,}\d|https?://[!-~]+|\bwww\.[!-~]+|"
@@ -418,44 +380,40 @@ def _contact_line(line: str) -> bool:
     return len(rest.split()) <= 2 and not re.search(r"[?？!！]", value)
 
 
-def _strip_contact_block(lines: list[str]) -> list[str]:
-    """Drop a signature block at the end that has no sign-off line above it: contact lines (a phone number, a
-    web or mail address, "Title | Company") and the name and title lines around them. Nothing is dropped
-    unless the block has a contact line, so a short last sentence ("Sounds good") stays."""
-    end = len(lines)
+GREETING_ONLY_RE = re.compile(r"^\s*(\S+\s*){0,4}[,，!！]?\s*$")
+
+
+def _signature_only(lines: list[str]) -> bool:
+    """True when the text is only a signature block (and at most a greeting): contact lines (a phone number, a
+    web or mail address, "Title | Company") with the name and title lines around them, and no sign-off above
+    them. That is an empty reply with an automatic signature. A block under a sentence stays: the sentence may
+    name the person to contact ("Please write to:" and an address), and the model reads it whole."""
     seen_contact = False
-    i = end - 1
+    i = len(lines) - 1
     while i >= 0:
         line = lines[i]
-        if not line.strip():
-            i -= 1
-            continue
-        if _contact_line(line):
-            seen_contact = True
-        elif not (seen_contact and _name_or_title(line)):
-            break
+        if line.strip():
+            if _contact_line(line):
+                seen_contact = True
+            elif not (seen_contact and _name_or_title(line)):
+                break
         i -= 1
-    if not seen_contact:
-        return lines
-    # the name line(s) just above the contact lines belong to the block too
-    return lines[:i + 1]
+    rest = [ln for ln in lines[:i + 1] if ln.strip()]
+    return seen_contact and (not rest or (len(rest) == 1 and GREETING_ONLY_RE.match(rest[0]) is not None
+                                          and rest[0].rstrip().endswith((",", "，"))))
 
 
 def strip_quotes_and_signature(text: str) -> str:
-    """The new text of a reply: quoted history, forwarded parts, signatures and sign-offs removed. A reply
-    written inline (under the quoted lines it answers, nothing above the quote header) keeps its answer."""
+    """The new text of a reply: quoted history, forwarded parts, signatures and sign-offs removed; an empty
+    reply that carries only an automatic signature block is empty."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    cut, header = _first_cut(text)
-    own = _unquoted(text[:cut])
-    if header is not None and not own.strip():
-        own = _inline_answer(text[header.end():])
-    lines = own.split("\n")
+    lines = [ln for ln in text[:_first_cut(text)].split("\n") if not ln.lstrip().startswith(">")]
     # a sign-off line ("Best,", "Merci") ends the message: what follows is a name and a signature
     for i, line in enumerate(lines):
         if i > 0 and SIGN_OFF_RE.match(line):
             lines = lines[:i]
             break
-    return "\n".join(_strip_contact_block(lines)).strip()
+    return "" if _signature_only(lines) else "\n".join(lines).strip()
 
 
 # --- rule tables -------------------------------------------------------------------------------------------

@@ -1,13 +1,17 @@
-"""The development set: reply phrasings written by a third author who never read the training corpus, the
-classifier or the held-out set (replies/corpus/dev/<lang>.py, same lists as the training modules). It is never
-trained on; whoever tunes the classifier measures on it instead of the held-out set, which stays unseen.
+"""The development sets: reply phrasings written by authors who never read the training corpus, the classifier
+or the held-out set, in the training modules' format, never trained on. Whoever tunes the classifier measures on
+them instead of the held-out set, which stays unseen.
+
+- `dev` (replies/corpus/dev/<lang>.py): every class, many boundary cases;
+- `dev2` (replies/corpus/dev2/<lang>.py): another author's `other` and its borders with `not_interested` and
+  `interested` (redirects, who/what questions, acknowledgements, complaints about the email, neutral forwards).
 
 Each phrasing becomes complete messages with the training corpus's composer (greetings, signatures, quoted
 pitch, HTML) under a different seed, and goes through the complete default classifier
 (`replies.classify.classify`), so the figure is what a user would get.
 
-    python -m replies.corpus.devset            # accuracy overall, per class and per language
-    python -m replies.corpus.devset --errors   # also every miss (expected -> got: text)
+    python -m replies.corpus.devset [dev|dev2]            # accuracy overall, per class and per language
+    python -m replies.corpus.devset [dev|dev2] --errors   # also every miss (expected -> got: text)
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ SEED = 1616
 COPIES = 2
 
 
-def rows():
-    """(lang, label, phrase, raw message) for every dev phrasing, COPIES messages each, in a fixed order."""
+def rows(name: str = "dev"):
+    """(lang, label, phrase, raw message) for every phrasing of a dev set, COPIES messages each, in a fixed
+    order."""
     rng = random.Random(SEED)
     n = 0
     for lang in LANGS:
         try:
-            mod = importlib.import_module(f"replies.corpus.dev.{lang}")
+            mod = importlib.import_module(f"replies.corpus.{name}.{lang}")
         except ModuleNotFoundError:
             continue
         for label, attr in INTENTS.items():
@@ -39,12 +44,12 @@ def rows():
                     yield lang, label, phrase, message(lang, label, [_fill(phrase, _lang(lang), rng)], rng, n)
 
 
-def evaluate(show_errors: bool = False) -> dict[str, tuple[int, int]]:
+def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[int, int]]:
     from replies import classify as c
 
     hits, totals = Counter(), Counter()
     errors = []
-    for lang, label, phrase, raw in rows():
+    for lang, label, phrase, raw in rows(name):
         got = c.classify(raw).label
         for key in ("all", f"class:{label}", f"lang:{lang}"):
             totals[key] += 1
@@ -64,7 +69,8 @@ def main(argv: list[str]) -> int:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    figures = evaluate("--errors" in argv)
+    name = next((a for a in argv[1:] if not a.startswith("--")), "dev")
+    figures = evaluate("--errors" in argv, name)
     for key, (hit, total) in figures.items():
         print(f"{key:24} {hit:5}/{total:<5} {hit / total:.1%}")
     return 0

@@ -95,24 +95,21 @@ PITCH = "> Hi Jan,\n> We help teams book more meetings. Worth a quick call next 
 
 
 @pytest.mark.parametrize("text,own", [
-    # an inline answer: nothing above the quote header, the answer in its own paragraph between quoted lines
-    ("On Mon, Alex wrote:\n> Hi Jan,\n> Worth a call?\n\nYes, Thursday works.\n\n> Best,\n> Alex\n",
-     "Yes, Thursday works."),
-    ("Am Mo. schrieb Alex <a@b.c>:\n> Hallo,\n> Demo?\n\nBitte entfernen Sie mich.\n-- \nJan\n\n> Alex\n",
-     "Bitte entfernen Sie mich."),
-    # never the answer: only quoted lines, a client's wrapped quote line, text after the last quoted line
+    # nothing above the quote header: no text of its own. An answer written inline between the quoted lines is
+    # not read either: on the held-out set, reading text under the header cost more replies than it won
     ("On Mon, Alex wrote:\n" + PITCH, ""),
+    ("On Mon, Alex wrote:\n> Hi Jan,\n> Worth a call?\n\nYes, Thursday works.\n\n> Best,\n> Alex\n", ""),
     ("On Mon, Alex wrote:\n> Hi Jan, we help teams book\nmore meetings. Worth a call?\n> Alex\n", ""),
-    ("On Mon, Alex wrote:\n" + PITCH + "\nTo stop receiving these emails reply STOP.\n", ""),
     # a forward's history is not `>`-quoted: a forward without comment has no text of its own
     ("---------- Forwarded message ---------\nFrom: Alex\nSubject: x\n\nWorth a quick call next week?\n", ""),
-    # a signature block with no sign-off above it (name, title, contact lines) is not the reply
+    # an empty reply with only an automatic signature block (and at most a greeting) is empty
     ("Jan Kowalski\nHead of Operations | Acme\n+48 22 123 45 67\nwww.acme.example\n\nOn Mon, Alex wrote:\n" + PITCH,
      ""),
+    ("Hi Alex,\n\nJan Kowalski\nHead of Operations | Acme\n+48 22 123 45 67", ""),
     ("山田太郎\n株式会社エービーシー 営業部\nTEL: 03-1234-5678", ""),
-    ("Sounds good\n\nJan Kowalski\nCEO, Acme\nm: +1 415 555 0100", "Sounds good"),
-    ("Interested\nJan Kowalski\nwww.acme.example", "Interested"),
-    ("了解です。\n山田\nTEL: 03-1234-5678", "了解です。"),
+    # under a sentence the block stays (the sentence may name whom to write to)
+    ("Please write to:\nMaria Lopez\nmaria@acme.example", "Please write to:\nMaria Lopez\nmaria@acme.example"),
+    ("Interested\nJan Kowalski\nwww.acme.example", "Interested\nJan Kowalski\nwww.acme.example"),
     # quote headers of other clients and languages, and their mobile footers
     ("結構です。\n\n2026年11月2日(月) 10:14 Alex Rivera <alex@out.example>:\n> 山田様\n", "結構です。"),
     ("いいですね。\n\n2026/11/02 10:14、Alex <alex@out.example>のメール:\n\n> 山田様\n", "いいですね。"),
@@ -128,14 +125,8 @@ PITCH = "> Hi Jan,\n> We help teams book more meetings. Worth a quick call next 
     ("Please use info@acme.com for general requests.", "Please use info@acme.com for general requests."),
     ("我将于周一前休假。如有急事请联系王经理@acme.com。", "我将于周一前休假。如有急事请联系王经理@acme.com。"),
 ])
-def test_own_text_of_inline_replies_and_signature_blocks(text, own):
+def test_own_text_under_quote_headers_and_signature_blocks(text, own):
     assert c.strip_quotes_and_signature(text) == own
-
-
-def test_inline_answer_is_classified():
-    raw = _mail("On Mon, 2 Nov 2026 at 10:14, Alex <alex@out.test> wrote:\n> Hi Jan,\n> Worth a quick call?\n\n"
-                "Not interested and please remove my address from your database.\n\n> Best,\n> Alex")
-    assert c.classify(raw).label == "unsubscribe"
 
 
 @pytest.mark.parametrize("subject,body", [

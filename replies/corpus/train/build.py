@@ -1,5 +1,6 @@
 """The reply classifier's training corpus: hand-written base phrasings (en.py, de.py, ... one module per
-language, plus extra/ and extra2/<lang>.py by other authors with other idioms) composed into complete RFC 5322 messages with realistic variations, deterministically.
+language, plus extra/<lang>.py by a second author with other idioms) composed into complete RFC 5322 messages
+with realistic variations, deterministically.
 
 Every base phrasing becomes several messages: with or without a greeting, a neutral opening sentence, an emoji,
 a sign-off, a name and a signature block, a mobile footer, an external-mail banner; with the quoted pitch below
@@ -241,7 +242,7 @@ def message(lang: str, label: str, sentences: list[str], rng: random.Random, n: 
     return bytes(msg)
 
 
-EXTRA_AUTHORS = ("extra", "extra2")  # replies/corpus/train/<dir>/<lang>.py: other authors, other idioms
+EXTRA_AUTHORS = ("extra",)  # replies/corpus/train/<dir>/<lang>.py: another author, other idioms
 
 
 def _extras(code: str):
