@@ -68,6 +68,7 @@ def fill(workspace_id: str, records: int) -> None:
                 f"FROM {table} WHERE workspace_id = %s AND id LIKE 'req_bench_%%' GROUP BY 1, 2, 3 "
                 f"ON CONFLICT (workspace_id, verb, day) DO UPDATE SET calls = billing_usagedaily.calls + EXCLUDED.calls, "
                 f"charged_micros = billing_usagedaily.charged_micros + EXCLUDED.charged_micros", [workspace_id])
+            cur.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the deferred foreign-key checks run now, not at COMMIT
             cur.execute(f"ALTER TABLE {table} ENABLE TRIGGER billing_usage_daily_ins")
         else:
             case = " ".join(f"WHEN {i} THEN '{v}'" for i, v in enumerate(VERBS))
