@@ -286,16 +286,25 @@ QUOTE_HEADER_RES = [
         r"元のメッセージ)\s*-{3,}\s*$",
         r"^\s*-{2,}\s*(Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|"
         r"Messaggio originale|Mensagem original|Oorspronkelijk bericht)\s*-{2,}\s*$",
+        # forward separators of Gmail, Thunderbird and others in the twelve languages, with any short tail
+        # ("Wiadomość przekazana dalej", "Forwarded Message")
         r"^\s*-{3,}\s*(Forwarded message|Weitergeleitete Nachricht|Message transféré|Mensaje reenviado|"
-        r"Mensagem encaminhada|Messaggio inoltrato|Doorgestuurd bericht|Vidarebefordrat meddelande|"
-        r"Videresendt meddelelse|Przekazana wiadomość|Wiadomość przekazana|転送されたメッセージ|转发的邮件|"
-        r"轉寄的郵件)\s*-{3,}\s*$",
-        r"^\s*(Begin forwarded message|Inizio messaggio inoltrato|Début du message réenvoyé|"
-        r"Anfang der weitergeleiteten Nachricht|Comienzo del mensaje reenviado)\s*:\s*$",
+        r"Mensagem encaminhada|Mensagem reencaminhada|Messaggio inoltrato|Doorgestuurd bericht|"
+        r"Vidarebefordrat meddelande|Videresendt meddelelse|Videresendt besked|Przekazana wiadomość|"
+        r"Wiadomość przekazana|転送されたメッセージ|転送メッセージ|转发的邮件|轉寄的郵件|转发邮件|轉發郵件)"
+        r"[^-\n]{0,24}-{3,}\s*$",
+        # Apple Mail's and others' forward openers
+        r"^\s*(Begin forwarded message|Inizio messaggio inoltrato|Début du message (réenvoyé|réexpédié|transféré)|"
+        r"Anfang der weitergeleiteten (Nachricht|E-Mail)|Comienzo del mensaje reenviado|Inicio del mensaje reenviado|"
+        r"Início da mensagem (reencaminhada|encaminhada)|Begin doorgestuurd bericht|Vidarebefordrat brev|"
+        r"Början av vidarebefordrat meddelande|Start på videresendt (besked|meddelelse)|"
+        r"Początek przekazywanej wiadomości|Początek przekazanej wiadomości|転送されたメッセージ|以下是转发的邮件|"
+        r"开始转发的邮件|開始轉寄的郵件)\s*[:：]\s*$",
         r"^_{10,}\s*$",
-        r"^\s*(From|Von|De|Da|Van|Från|Fra|Od|差出人|发件人|寄件者|寄件人)\s*[:：]\s*.+\n\s*(Sent|Gesendet|Envoyé|"
-        r"Enviado|Enviada em|Inviato|Verzonden|Skickat|Sendt|Date|Datum|Wysłano|Data|送信日時|送信日|日時|发送时间|發送時間|"
-        r"寄件日期|发送日期|日期|時間)\s*[:：]",
+        # Outlook's header block: a sender line, then a sent/date line ("Enviado el:", "Enviada em:")
+        r"^\s*(From|Von|De|Da|Van|Från|Fra|Od|差出人|发件人|寄件者|寄件人|送信者)\s*[:：]\s*.+\n\s*(Sent|Gesendet|"
+        r"Envoyé|Enviado|Enviada|Inviato|Verzonden|Skickat|Sendt|Date|Datum|Dato|Fecha|Wysłano|Data|送信日時|送信日|"
+        r"日時|日付|发送时间|發送時間|寄件日期|发送日期|日期|時間)[^:：\n]{0,12}[:：]",
     )
 ]
 SIGNATURE_RES = [

@@ -118,6 +118,11 @@ PITCH = "> Hi Jan,\n> We help teams book more meetings. Worth a quick call next 
      "Nie, dziękuję."),
     ("Não, obrigado.\n\nDe: Alex <a@b.c>\nEnviada em: segunda-feira, 2 de novembro de 2026 10:14\n\nOlá",
      "Não, obrigado."),
+    ("Sí, hablemos.\n\nDe: Alex <a@b.c>\nEnviado el: lunes, 2 de noviembre de 2026 10:14\nPara: Jan\n\nHola Jan",
+     "Sí, hablemos."),
+    ("\n---------- Wiadomość przekazana dalej ---------\nOd: Alex <a@b.c>\nSubject: x\n\nDemo?", ""),
+    ("-------- Forwarded Message --------\nSubject: x\n\nWorth a call?", ""),
+    ("FYI\n\nInicio del mensaje reenviado:\n\nDe: Alex <a@b.c>\n\n¿Una demo?", "FYI"),
     ("Sounds good\n\nSent from Outlook for iOS", "Sounds good"),
     ("Nee bedankt\n\nVerstuurd vanaf mijn iPhone", "Nee bedankt"),
     # a sentence that mentions a number or an address is the reply, not a signature

@@ -64,9 +64,9 @@ def _heldout_rows():
         return [json.loads(line) for line in fh if line.strip()]
 
 
-# The issue's thresholds are not met yet (see bench/RESULTS.md for the measured figures): the test measures
-# and prints them every run and fails loudly (strict xfail) the day they are met, so the marker comes off then.
-@pytest.mark.xfail(strict=True, reason="issue #16 held-out thresholds not yet reached; figures printed")
+# The test measures and prints the figures on every run. It passes once every threshold holds; until then it is
+# reported as an expected failure naming each shortfall (see bench/RESULTS.md), never as a pass. Held-out figures
+# are read by whoever tunes at most a few times, each recorded there.
 def test_heldout_thresholds(capsys):
     figures = _figures(_heldout_rows())
     with capsys.disabled():
@@ -74,7 +74,8 @@ def test_heldout_thresholds(capsys):
     shortfalls = _shortfalls(figures)
     with capsys.disabled():
         print("  shortfalls: " + ("; ".join(shortfalls) or "none"))
-    assert not shortfalls, shortfalls
+    if shortfalls:
+        pytest.xfail("issue #16 held-out thresholds not yet reached: " + "; ".join(shortfalls))
 
 
 def test_heldout_figures_are_aggregates_over_every_language(capsys):
