@@ -25,7 +25,7 @@ mcp_app = _load_mcp_app()
 
 # The LLM passthrough's own ASGI entry (issue 9): its routes skip Django's handler, middleware and URL
 # resolution (a fifth of the time the passthrough added); llmproxy.asgi does what the middleware does for them.
-from core import asgi_door  # noqa: E402
+from api import door as asgi_door  # noqa: E402
 from llmproxy import asgi as llm_asgi  # noqa: E402
 
 
@@ -59,7 +59,7 @@ async def application(scope, receive, send):
         if routed is not None:
             await llm_asgi.app(scope, receive, send, *routed)
             return
-    # The REST verbs without path parameters (issue 20): the same fast door, the same pipeline (core.asgi_door).
+    # The REST verbs without path parameters (issue 20): the same fast door, the same pipeline (api.door).
     if scope["type"] == "http" and settings.API_FAST_DOOR:
         routed = asgi_door.verb_route(scope)
         if routed is not None:

@@ -548,7 +548,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABAS
 # LLM_KEY_CACHE_SECONDS is its former name (LLM door only), still read.
 API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", env_int("LLM_KEY_CACHE_SECONDS", 5))
 LLM_KEY_CACHE_SECONDS = API_KEY_CACHE_SECONDS
-# The REST verbs' fast door (core.asgi_door): worker threads that run the verb pipeline, each keeping its database
+# The REST verbs' fast door (api.door): worker threads that run the verb pipeline, each keeping its database
 # connection (SQLite) between calls; API_FAST_DOOR=0 sends every REST call through Django's handler instead.
 API_FAST_DOOR = env_bool("API_FAST_DOOR", True)
 API_THREADS = env_int("API_THREADS", 16)  # below DATABASE_POOL_MAX: each running verb may hold a connection

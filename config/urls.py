@@ -6,7 +6,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from accounts.console_views import no_passwords
-from core.views import healthz, readyz, verb_urlpatterns
+from api.views import healthz, readyz, verb_urlpatterns
 
 handler400 = "core.errors.handler400"
 handler403 = "core.errors.handler403"
@@ -34,5 +34,5 @@ for _app in ("billing", "leads", "sending", "campaigns", "replies", "llmproxy", 
     if importlib.util.find_spec(f"{_app}.urls"):
         urlpatterns.append(path("", include(f"{_app}.urls")))
 
-# Every verb of the registry, generated (core.views.verb_urlpatterns).
+# Every verb of the registry, generated (api.views.verb_urlpatterns).
 urlpatterns += verb_urlpatterns()

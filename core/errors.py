@@ -88,7 +88,7 @@ IDEMPOTENCY_UNSTORED_CODES = RETRYABLE_CODES | frozenset({"confirmation_pending"
 
 def idempotency_replayable(code: str | None) -> bool:
     """Whether an outcome (None: success, else its error code) is stored under its Idempotency-Key and
-    replayed; the one rule for every door (core.verbs.execute, the LLM passthrough)."""
+    replayed; the one rule for every door (api.pipeline.execute, the LLM passthrough)."""
     return code is None or code not in IDEMPOTENCY_UNSTORED_CODES
 
 

@@ -1,31 +1,20 @@
-"""The verb registry and the one pipeline every verb runs through, whichever door (REST or MCP) it came in by.
-
-`execute` does, in order: rate limit -> scope -> idempotency begin (replay or 409) -> validate input -> open the
-request record and place the hold in one statement (402 if short) -> run -> settle the hold to the exact charge,
-close the request record and read the balance back in one statement -> store the idempotent result -> render
-`{"result", "service"}`. A request refused after the idempotency step is recorded as failed, as before.
-It never raises: every outcome, errors included, is a `VerbResponse` carrying the exact bytes to send.
-"""
+"""The verb registry: what a verb is (`Verb`, `Context`, `Outcome`, its strict input serializer), the registry
+every domain app registers into, input validation, the idempotency key's rule and the JSON encoding every door
+uses. The kernel imports no domain app: the pipeline that composes them (`api.pipeline.execute`) lives above
+them."""
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import close_old_connections
 from rest_framework import serializers
 
 from core import errors
-from core.money import format_credits
-from core.parsers import check_json_value
 from core.ratelimit import RateInfo
-from core.ratelimit import hit as ratelimit_hit
-
-logger = logging.getLogger("core.verbs")
 
 
 @dataclass
@@ -139,148 +128,12 @@ def dumps(obj) -> bytes:
     return json.dumps(obj, cls=DjangoJSONEncoder, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-@dataclass
-class VerbResponse:
-    status: int
-    body: bytes
-    request_id: str
-    headers: dict = field(default_factory=dict)
-    replayed: bool = False
-
-    @property
-    def data(self) -> dict:
-        return json.loads(self.body)
-
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
-
-
-def _error_response(exc: errors.DomainError, request_id: str, rate: RateInfo | None) -> VerbResponse:
-    headers = dict(exc.headers)
-    if rate:
-        headers.update(rate.headers())
-    return VerbResponse(status=exc.http_status, body=dumps(errors.error_body(exc, request_id)), request_id=request_id, headers=headers)
-
-
 IDEMPOTENCY_KEY_MAX = 255
 
 
-def _check_idempotency_key(key: str) -> None:
+def check_idempotency_key(key: str) -> None:
     if not (1 <= len(key) <= IDEMPOTENCY_KEY_MAX) or not all(32 < ord(c) < 127 or c == " " for c in key):
         raise errors.InvalidRequest(
             "Idempotency-Key must be 1 to 255 printable ASCII characters.",
             details={"fields": {"Idempotency-Key": ["1 to 255 printable ASCII characters."]}},
         )
-
-
-# --- the pipeline -----------------------------------------------------------------------------------
-def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = None,
-            idempotency_key: str | None = None) -> VerbResponse:
-    from billing import services as billing
-
-    rate: RateInfo | None = None
-    idem_claimed = past_idempotency = False
-    record_open = False
-    request_id = ctx.request_id
-    if verb.method != "POST":
-        idempotency_key = None  # reads are naturally idempotent
-    ctx.idempotency_key = idempotency_key
-    try:
-        rate = ctx.rate if ctx.rate is not None else ratelimit_hit(f"key:{ctx.api_key.pk}")
-        if not rate.allowed:
-            raise errors.RateLimited()
-        if verb.scope and not ctx.api_key.has_scope(verb.scope):
-            raise errors.InsufficientScope(
-                f"This API key lacks the scope {verb.scope}.", details={"required_scope": verb.scope}
-            )
-        body = raw() if callable(raw) else (raw or {})
-        if not isinstance(body, dict):
-            raise errors.InvalidRequest("The body must be a JSON object.")
-        if not callable(raw):  # a parsed REST body was checked by its parser; MCP arguments are checked here
-            check_json_value(body)
-        if idempotency_key is not None:
-            _check_idempotency_key(idempotency_key)
-        elif verb.requires_idempotency(body):
-            raise errors.IdempotencyKeyRequired(f"{verb.name} needs an Idempotency-Key header (MCP: idempotency_key).")
-
-        if idempotency_key is not None:
-            replay = billing.idempotency_begin(workspace=ctx.workspace, key=idempotency_key, verb=verb.name,
-                                               data=body, request_id=request_id)
-            if replay is not None:
-                headers = {"Idempotent-Replayed": "true", **(rate.headers() if rate else {})}
-                return VerbResponse(status=replay.status, body=replay.body, request_id=replay.request_id,
-                                    headers=headers, replayed=True)
-            idem_claimed = True
-
-        past_idempotency = True  # from here on a refusal is recorded (if the verb keeps records)
-        # Validate before anything is written: a bad body costs no hold (its record is written with the refusal).
-        data = validate(verb, body)
-        amount = verb.hold_amount(ctx, data)
-        if verb.record:
-            # the record and the hold in one statement (PostgreSQL; one transaction on SQLite): billing.ledger_sql
-            ctx.hold = billing.request_open_with_hold(request_id=request_id, workspace=ctx.workspace, verb=verb.name,
-                                                      amount=amount, api_key=ctx.api_key, channel=ctx.channel)
-            record_open = True
-            if amount > 0 and ctx.hold is None:
-                raise billing.insufficient_credits(workspace=ctx.workspace, amount=amount)
-        elif amount > 0:
-            ctx.hold = billing.hold_place(workspace=ctx.workspace, amount=amount, request_id=request_id)
-        try:
-            outcome = verb.run(ctx, **data)
-        except BaseException:
-            if ctx.hold is not None:
-                billing.hold_release(hold=ctx.hold)
-            raise
-        if outcome.charge and ctx.hold is None:
-            raise RuntimeError(f"verb {verb.name} charged {outcome.charge} without a hold")
-        available = None
-        if record_open:
-            # settle, close the record and read the balance back: one statement (PostgreSQL), one transaction
-            charged, available = billing.hold_settle_close(
-                hold=ctx.hold, charge=outcome.charge, workspace=ctx.workspace, request_id=request_id,
-                status="succeeded", http_status=outcome.status, verb=verb.name, usage=outcome.usage)
-            record_open = False
-        elif ctx.hold is not None:
-            charged = billing.hold_settle(hold=ctx.hold, charge=outcome.charge, verb=verb.name)
-        else:
-            charged = 0
-
-        if verb.envelope:
-            if available is None:
-                available = billing.account_get(workspace=ctx.workspace).available_micros
-            payload = {
-                "result": outcome.result,
-                "service": {
-                    "request_id": request_id,
-                    "credits_charged": format_credits(charged),
-                    "credits_available": format_credits(available),
-                },
-            }
-        else:
-            payload = outcome.result
-        response = VerbResponse(status=outcome.status, body=dumps(payload), request_id=request_id,
-                                headers=rate.headers() if rate else {})
-        if idem_claimed:
-            billing.idempotency_complete(workspace=ctx.workspace, key=idempotency_key, request_id=request_id,
-                                         status=response.status, body=response.body, store=True)
-        return response
-    except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
-        err = errors.as_domain_error(exc, request_id)
-        response = _error_response(err, request_id, rate)
-        try:
-            if past_idempotency and verb.record and not record_open:  # refused before its record was written
-                billing.request_open(request_id=request_id, workspace=ctx.workspace, verb=verb.name,
-                                     api_key=ctx.api_key, channel=ctx.channel)
-                record_open = True
-            if record_open:
-                billing.request_close(request_id=request_id, status="failed", http_status=err.http_status,
-                                      error={"code": err.code, "message": err.message})
-            if idem_claimed:
-                billing.idempotency_complete(workspace=ctx.workspace, key=idempotency_key, request_id=request_id,
-                                             status=response.status, body=response.body,
-                                             store=errors.idempotency_replayable(err.code))
-        except Exception:  # noqa: BLE001
-            logger.exception("could not record the failure of %s", request_id)
-            close_old_connections()
-        return response

@@ -1,7 +1,7 @@
 """find_leads, enrich and find_intent: the waterfalls over the providers, the hit/miss rules and the charges.
 
 Each `*_run(ctx, **validated)` is the `run` of a verb in leads/verbs.py and returns an `Outcome` whose charge
-is exact; the pipeline (core.verbs.execute) holds, settles and renders the envelope.
+is exact; the pipeline (api.pipeline.execute) holds, settles and renders the envelope.
 """
 
 from __future__ import annotations

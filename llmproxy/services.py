@@ -1,7 +1,7 @@
 """The database side of an LLM call, in two sync steps so an async view crosses into a thread only twice:
 `chat_begin` (key, rate limit, idempotency, request record, allowlist, hold) and `chat_finish` (settle the
 hold to the exact charge and refund the rest in one transaction, close the request record). Same order
-and same rules as `core.verbs.execute`."""
+and same rules as `api.pipeline.execute`."""
 
 from __future__ import annotations
 
@@ -149,16 +149,16 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         body = parse_json_object(raw_body, content_type)
         stream = body.get("stream") is True
         if idempotency_key is not None and not stream:
-            from core.verbs import _check_idempotency_key
+            from core.verbs import check_idempotency_key
 
-            _check_idempotency_key(idempotency_key)
+            check_idempotency_key(idempotency_key)
             replay = billing.idempotency_begin(workspace=key.workspace, key=idempotency_key, verb=VERB, data=body,
                                                request_id=request_id)
             if replay is not None:
                 return Call(request_id=replay.request_id, workspace=key.workspace, api_key=key, model=None, body=body,
                             stream=False, rate=rate, replay=replay)
             idem_claimed = True
-        past_idempotency = True  # from here on a refusal is recorded (as core.verbs.execute does)
+        past_idempotency = True  # from here on a refusal is recorded (as api.pipeline.execute does)
         model = validate(body)
         prompt = metering.prompt_estimate(body)
         amount = model.charge_for(metering.hold_tokens(body))

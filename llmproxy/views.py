@@ -55,7 +55,7 @@ def _executor() -> ThreadPoolExecutor:
 def close_db_threads() -> None:
     """Close the database threads' connections and stop the threads (a new pool starts on the next call).
     For tests and orderly shutdowns: each thread keeps its connection between steps."""
-    from core.asgi_door import shutdown_pool
+    from api.door import shutdown_pool
 
     global _pool
     pool, _pool = _pool, None

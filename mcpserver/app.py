@@ -50,10 +50,10 @@ INSTRUCTIONS = (
 
 
 def _sync(fn):
-    """Sync Django code (ORM) for this HTTP request, on the API's worker threads (core.asgi_door): as for the REST
+    """Sync Django code (ORM) for this HTTP request, on the API's worker threads (api.door): as for the REST
     verbs, no thread is started and no database connection opened per request (SQLite keeps one per thread;
     PostgreSQL's goes back to the pool after each call)."""
-    from core.asgi_door import run_in_api_thread
+    from api.door import run_in_api_thread
 
     async def call(*args, **kwargs):
         return await run_in_api_thread(fn, *args, **kwargs)

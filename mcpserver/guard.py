@@ -22,8 +22,8 @@ from typing import Any
 
 from django.conf import settings
 
+from api.door import read_body, run_in_api_thread
 from core import errors
-from core.asgi_door import read_body, run_in_api_thread
 from core.ids import new_id
 from core.ratelimit import RateInfo
 from core.ratelimit import hit as ratelimit_hit
@@ -47,7 +47,7 @@ _in_flight: dict[int, int] = {}
 
 
 def security_headers() -> list[tuple[bytes, bytes]]:
-    from core.asgi_door import _security_headers
+    from api.door import _security_headers
 
     return _security_headers()
 

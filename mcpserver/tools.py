@@ -1,4 +1,4 @@
-"""One MCP tool per registered verb, and the call adapter over `core.verbs.execute`.
+"""One MCP tool per registered verb, and the call adapter over `api.pipeline.execute`.
 
 Nothing here knows any particular verb: names, schemas, descriptions and behaviour all come from the
 `Verb` declarations in `core.verbs.REGISTRY`, so a verb registered by any app is a tool with no extra code.
@@ -14,9 +14,10 @@ import mcp_types as types
 from django.conf import settings
 
 from accounts.services import key_authenticate
+from api.pipeline import VerbResponse, execute
 from core import errors
 from core.ids import new_id
-from core.verbs import REGISTRY, Context, Verb, VerbResponse, dumps, execute
+from core.verbs import REGISTRY, Context, Verb, dumps
 from mcpserver.schema import serializer_schema
 
 logger = logging.getLogger("mcpserver")
@@ -154,7 +155,7 @@ def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, api_key=None,
     """Run the verb through `execute` exactly as the REST door does (channel "mcp").
 
     `api_key` is the key the bearer verifier resolved for this HTTP request (else `bearer` is authenticated
-    here). Runs on an API worker thread (core.asgi_door.run_in_api_thread: sync ORM), whose database
+    here). Runs on an API worker thread (api.door.run_in_api_thread: sync ORM), whose database
     connection SQLite keeps and PostgreSQL returns to its pool after the call. Each call has its own request id.
     """
     from mcpserver.guard import current

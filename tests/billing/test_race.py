@@ -8,9 +8,10 @@ from django.db import connection, connections
 from django.db.models import Sum
 
 from accounts.models import ApiKey
+from api.pipeline import execute
 from billing.models import CreditAccount, Hold, LedgerEntry
 from core.ids import new_id
-from core.verbs import Context, execute
+from core.verbs import Context
 from tests import testverbs
 
 # PostgreSQL's default max_connections is 100 for the whole server, so the 100 threads share at most 40

@@ -1,4 +1,4 @@
-"""The REST verbs' fast door (core.asgi_door, issue 20): over a real HTTP server it answers exactly as Django's
+"""The REST verbs' fast door (api.door, issue 20): over a real HTTP server it answers exactly as Django's
 handler does (the test client below), and whatever it does not answer (another method, a Host that is not allowed)
 still reaches Django."""
 
@@ -8,8 +8,8 @@ import httpx
 import pytest
 from django.test import Client
 
+from api import door as asgi_door
 from billing.models import LedgerEntry, RequestRecord
-from core import asgi_door
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the server's threads have their own connections
 

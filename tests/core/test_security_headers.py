@@ -114,8 +114,8 @@ def test_plain_http_is_redirected_and_https_gets_hsts(db, https_settings):
 
 # --- the LLM entry (its own ASGI path, no Django middleware) -------------------------------------------
 def test_llm_entry_sends_request_id_and_the_security_headers(transactional_db, api_key, settings):
+    from api import door as llm_asgi
     from config.asgi import application
-    from core import asgi_door as llm_asgi
     from llmproxy.views import close_db_threads
     from tests.llmproxy.fake_upstream import serve_in_thread, stop_server
 

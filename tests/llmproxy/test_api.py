@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from api.pipeline import execute
 from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
 from core.ids import new_id
-from core.verbs import REGISTRY, Context, execute
+from core.verbs import REGISTRY, Context
 from llmproxy.views import OVERHEAD_HEADER
 
 pytestmark = pytest.mark.usefixtures("models_file")

@@ -418,7 +418,7 @@ def test_foreign_host_is_refused_and_base_url_host_allowed(settings, transaction
 
 def test_one_key_lookup_and_one_database_connection_per_call(live, api_key, monkeypatch):
     """The bearer verifier's key lookup is reused for the call; the lookup and the call run on the API's worker
-    threads (core.asgi_door), which keep their database connection on SQLite: no connection is opened per call
+    threads (api.door), which keep their database connection on SQLite: no connection is opened per call
     (PostgreSQL: one checked out of the pool per step, none created once the pool is warm)."""
     from django.db.backends.signals import connection_created
 

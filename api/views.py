@@ -1,4 +1,4 @@
-"""The REST door: one generic DRF view per registered verb, a thin adapter over `core.verbs.execute`."""
+"""The REST door: one generic DRF view per registered verb, a thin adapter over `api.pipeline.execute`."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_seriali
 from rest_framework.views import APIView
 
 from accounts.services import key_authenticate
+from api.pipeline import execute
 from core import errors
 from core.parsers import parse_json_object
 from core.schemas import ErrorSerializer, ServiceEnvelopeSerializer
-from core.verbs import REGISTRY, Context, Verb, execute
+from core.verbs import REGISTRY, Context, Verb
 
 COMMON_ERRORS = (errors.InvalidRequest, errors.Unauthenticated, errors.RateLimited, errors.Internal)
 

@@ -9,7 +9,7 @@ body (the error envelope), the security headers Django's middleware would add, t
 unexpected, and a client disconnect cancelling the view. Everything else (any other method, path parameters,
 OPTIONS, a Host that is not allowed) still goes to Django, which answers it as before.
 
-The verb door runs `core.verbs.execute` (the one pipeline) on a pool of worker threads that keep their database
+The verb door runs `api.pipeline.execute` (the one pipeline) on a pool of worker threads that keep their database
 connection between calls on SQLite (no connect per call) and hand it back to the pool on PostgreSQL.
 """
 
@@ -307,12 +307,13 @@ async def run_in_api_thread(fn, *args, **kwargs):
 
 
 def _run_verb(request: Request, verb):
-    """One REST verb call on a worker thread: the same steps as core.views.VerbView (key, context, body or query
+    """One REST verb call on a worker thread: the same steps as api.views.VerbView (key, context, body or query
     parameters, `execute`); run by `run_in_api_thread`."""
     from accounts.services import key_authenticate
+    from api.pipeline import execute
+    from api.views import http_response
     from core.parsers import parse_json_object
-    from core.verbs import Context, execute
-    from core.views import http_response
+    from core.verbs import Context
 
     try:
         key = key_authenticate(authorization=request.headers.get("Authorization"),
