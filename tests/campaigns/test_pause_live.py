@@ -49,7 +49,10 @@ def wait_for(what, predicate, proc, deadline_s=600):  # generous: progress, not 
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         assert proc.poll() is None, output(proc)
-        value = predicate()
+        try:
+            value = predicate()
+        except OSError as exc:  # the web server went away: what serve and its children printed says why
+            raise AssertionError(f"{what}: {exc}\n--- serve's output ---\n{output(proc)[-6000:]}") from exc
         if value:
             return value
         time.sleep(0.2)
