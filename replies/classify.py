@@ -349,8 +349,25 @@ def _first_cut(text: str) -> int:
 
 CONTACT_TOKEN_RE = re.compile(r"\+?\d[\d ()./-]{6,}\d|https?://[!-~]+|\bwww\.[!-~]+|"
                               r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-CONTACT_LABEL_RE = re.compile(r"^\s*(tel|phone|mobile|mob|cell|fax|m|t|p|e|w|tlf|telefon|tél|cel|携帯|電話|电话|手机|"
-                              r"手機|e-?mail|web)\b\.?\s*[:：]?", re.I)
+CONTACT_LABEL_RE = re.compile(r"^\s*(tel|phone|mobile|mobil|móvil|mob|cell|fax|direct|office|handy|kom|komórka|port|"
+                              r"portable|celular|m|t|p|"
+                              r"e|w|tlf|telefon|tél|cel|携帯|電話|电话|手机|手機|传真|傳真|e-?mail|web)\b\.?\s*[:：]?",
+                              re.I)
+DISCLAIMER_RE = re.compile(r"confidential|intended (solely )?for|vertraulich|confidentiel|confidencial|riservat|"
+                           r"vertrouwelijk|fortrolig|konfidentiell|poufn|機密|保密|免责|免責|\bCVR\b|\bKRS\b|\bNIP\b|"
+                           r"\bVAT\b|\bUSt-?Id|\bP\.?IVA\b|\bCIF\b|\bSIREN\b|\bRCS\b|\bCNPJ\b|\bKvK\b|\bOrg\.? ?nr|"
+                           r"au capital de|registergericht|handelsregister", re.I)
+REPLY_WORD_RE = re.compile(r"\b(no|not|yes|thanks|please|we|our|nein|nicht|ja|danke|bitte|wir|non|oui|merci|nous|"
+                           r"sí|si|gracias|nosotros|não|sim|obrigad[oa]|grazie|nee|niet|bedankt|nej|tack|tak|nie|"
+                           r"dziękuję|ikke|inte)\b", re.I)
+# words of job titles in the twelve languages: a title line may be lower case ("Responsable administrative")
+TITLE_WORD_RE = re.compile(
+    r"manager|director|directeur|directrice|directora|gerente|responsable|responsabile|direttore|direttrice|head|"
+    r"chief|officer|leiter|chef|geschäftsführer|vorstand|kierownik|dyrektor|księgow|prezes|specjalist|coordinat|"
+    r"coordenador|coordinador|analyst|engineer|consultant|assistant|assistente|asistente|advisor|adviseur|"
+    r"medewerker|hoofd|ekonom|økonom|controller|einkäufer|acheteur|comprador|procurement|cfo|ceo|cto|coo|"
+    r"founder|fondateur|fundador|owner|partner|president|presidente|amministrat|boekhoud|bogholder|finans|"
+    r"finance|finanz|financ|contab|compta|accountant|accounting|sales|ventas|vendas|vertrieb|marketing", re.I)
 SIG_WORDS_OK = {"of", "and", "&", "de", "der", "des", "du", "la", "le", "für", "van", "von", "y", "e", "et", "i",
                 "og", "och", "en", "di", "do", "da", "del", "dla", "ds.", "-", "–"}
 CJK_SIG_RE = re.compile(r"株式会社|有限会社|合同会社|部|課|公司|集团|集團|经理|經理|总监|總監|部长|部長|主任|代表|様")
@@ -361,11 +378,16 @@ def _name_or_title(line: str) -> bool:
     """A signature's name, title or company line: short, no sentence punctuation, every word capitalised (or a
     small linking word); in Chinese or Japanese a few characters or a company/title word."""
     value = line.strip()
+    if value.endswith(".") and re.search(r"\b(Inc|Ltd|Ltda|Co|Corp|S\.?L|S\.?A|S\.?p\.?A|B\.?V|GmbH|Sp\. z o\.o|"
+                                         r"S\.?r\.?l|N\.?V|Oy|AB|AG|SAS|SARL|LLC|PLC)\.$", value):
+        value = value[:-1]
     if not value or len(value) > 60 or re.search(r"[.?!。？！,，:：;]\s*$|[?？!！]", value):
         return False
     if CJK_RE.search(value):
-        return len(value) <= 4 or bool(CJK_SIG_RE.search(value))
+        return len(value.replace(" ", "").replace("\u3000", "")) <= 5 or bool(CJK_SIG_RE.search(value))
     words = value.split()
+    if len(words) <= 6 and "," not in value and TITLE_WORD_RE.search(value) and not REPLY_WORD_RE.search(value):
+        return True
     if len(words) == 1 and not value.isupper():  # "CEO" is a title; "Interested" is a reply
         return False
     return len(words) <= 6 and all(w[:1].isupper() or w.lower() in SIG_WORDS_OK or not w[:1].isalpha()
@@ -378,9 +400,9 @@ def _contact_line(line: str) -> bool:
     value = line.strip()
     if re.search(r"[.?!。？！]$", value) and not CONTACT_TOKEN_RE.search(value[-30:]):
         return False
-    if re.search(r"\s[|•·]\s", value):
-        return all(_name_or_title(part) or CONTACT_TOKEN_RE.fullmatch(part.strip())
-                   for part in re.split(r"\s[|•·]\s", value) if part.strip())
+    if re.search(r"\s[|•·/–-]\s|\s{2,}", value):
+        return all(_name_or_title(part) or _contact_line(part) or DISCLAIMER_RE.search(part)
+                   for part in re.split(r"\s[|•·/–-]\s|\s{2,}", value) if part.strip())
     if not CONTACT_TOKEN_RE.search(value):
         return False
     rest = CONTACT_TOKEN_RE.sub(" ", CONTACT_LABEL_RE.sub(" ", value))
@@ -393,23 +415,21 @@ GREETING_ONLY_RE = re.compile(r"^\s*(\S+\s*){0,4}[,，!！]?\s*$")
 
 
 def _signature_only(lines: list[str]) -> bool:
-    """True when the text is only a signature block (and at most a greeting): contact lines (a phone number, a
-    web or mail address, "Title | Company") with the name and title lines around them, and no sign-off above
-    them. That is an empty reply with an automatic signature. A block under a sentence stays: the sentence may
-    name the person to contact ("Please write to:" and an address), and the model reads it whole."""
-    seen_contact = False
-    i = len(lines) - 1
-    while i >= 0:
-        line = lines[i]
-        if line.strip():
-            if _contact_line(line):
-                seen_contact = True
-            elif not (seen_contact and _name_or_title(line)):
-                break
-        i -= 1
-    rest = [ln for ln in lines[:i + 1] if ln.strip()]
-    return seen_contact and (not rest or (len(rest) == 1 and GREETING_ONLY_RE.match(rest[0]) is not None
-                                          and rest[0].rstrip().endswith((",", "，"))))
+    """True when the text is only a signature block (and at most a greeting): name, title and company lines,
+    contact lines (a phone number, a web or mail address, "Title | Company"), a company's legal or confidentiality
+    footer, with at least one contact line. That is an empty reply with an automatic signature. A block under a
+    sentence stays: the sentence may name the person to contact ("Please write to:" and an address), and the
+    model reads it whole."""
+    rest = [ln for ln in lines if ln.strip()]
+    if rest and len(rest) > 1 and GREETING_ONLY_RE.match(rest[0]) and rest[0].rstrip().endswith((",", "，")):
+        rest = rest[1:]
+    contact = False
+    for line in rest:
+        if _contact_line(line):
+            contact = True
+        elif not (_name_or_title(line) or DISCLAIMER_RE.search(line)):
+            return False
+    return contact
 
 
 def strip_quotes_and_signature(text: str) -> str:
@@ -773,7 +793,10 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     ooo_subject = _has(OOO_SUBJECT_RE, subject)
     absence_words = _has(OOO_BODY_RE, stripped[:3000])
     prediction = _predict(subject, stripped)
-    absence = absence_words or prediction.label == OUT_OF_OFFICE
+    # the model reads an absence notice only in a text: with no text of its own (an empty reply, a forward without
+    # comment) its vote would come from the pitch's subject line alone ("Conciliación automática…")
+    model_absence = bool(stripped.strip()) and prediction.label == OUT_OF_OFFICE
+    absence = absence_words or model_absence
     ticket = _has(TICKET_RE, f"{subject}\n{stripped[:3000]}")
     if auto_reply or auto_generated or ooo_subject:
         if ticket and not absence and not ooo_subject:
@@ -785,9 +808,9 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
         if ooo_subject:
             return Verdict(OUT_OF_OFFICE, "ooo_subject")
         return Verdict(OUT_OF_OFFICE, "auto_submitted")
-    if ticket and not absence_words and prediction.label == OUT_OF_OFFICE:  # a help desk's, not an absence
+    if ticket and not absence_words and model_absence:  # a help desk's, not an absence
         return Verdict(OTHER, "ticket_ack")
-    if prediction.label == OUT_OF_OFFICE or (absence_words and prediction.label == OTHER and not ticket):
+    if model_absence or (absence_words and prediction.label == OTHER and not ticket):
         return Verdict(OUT_OF_OFFICE, "ooo_body")
 
     # 5. a person's words

@@ -4,7 +4,10 @@ them instead of the held-out set, which stays unseen.
 
 - `dev` (replies/corpus/dev/<lang>.py): every class, many boundary cases;
 - `dev2` (replies/corpus/dev2/<lang>.py): another author's `other` and its borders with `not_interested` and
-  `interested` (redirects, who/what questions, acknowledgements, complaints about the email, neutral forwards).
+  `interested` (redirects, who/what questions, acknowledgements, complaints about the email, neutral forwards);
+- `dev3` (replies/corpus/dev3/messages.jsonl): whole messages by another author, in the shapes real clients
+  write (empty and signature-only replies, forwards, answers below or inside the quote, long disclaimers), each
+  with its shape named; reported per shape too.
 
 Each phrasing becomes complete messages with the training corpus's composer (greetings, signatures, quoted
 pitch, HTML) under a different seed, and goes through the complete default classifier
@@ -28,8 +31,19 @@ COPIES = 2
 
 
 def rows(name: str = "dev"):
-    """(lang, label, phrase, raw message) for every phrasing of a dev set, COPIES messages each, in a fixed
-    order."""
+    """(lang, label, phrase or shape, raw message) for every item of a dev set, in a fixed order: a phrasing
+    becomes COPIES messages; dev3's messages are used as written."""
+    if name == "dev3":
+        import json
+        from pathlib import Path
+
+        path = Path(__file__).resolve().parent / "dev3" / "messages.jsonl"
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    yield row["lang"], row["label"], f"[{row.get('shape', '')}]", row["raw"].encode("utf-8")
+        return
     rng = random.Random(SEED)
     n = 0
     for lang in LANGS:
@@ -51,7 +65,10 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
     errors = []
     for lang, label, phrase, raw in rows(name):
         got = c.classify(raw).label
-        for key in ("all", f"class:{label}", f"lang:{lang}"):
+        keys = ["all", f"class:{label}", f"lang:{lang}"]
+        if phrase.startswith("[") and phrase.endswith("]"):
+            keys.append(f"shape:{phrase[1:-1]}")
+        for key in keys:
             totals[key] += 1
             hits[key] += int(got == label)
         if got != label:

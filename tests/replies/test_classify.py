@@ -107,6 +107,14 @@ PITCH = "> Hi Jan,\n> We help teams book more meetings. Worth a quick call next 
      ""),
     ("Hi Alex,\n\nJan Kowalski\nHead of Operations | Acme\n+48 22 123 45 67", ""),
     ("山田太郎\n株式会社エービーシー 営業部\nTEL: 03-1234-5678", ""),
+    # real signatures: lower-case titles, several contacts on one line, the company's legal footer
+    ("Claire Dubois\nResponsable administrative et financière\nAtelier Verrier SAS\n"
+     "Tél. : +33 4 72 18 44 90 | Port. : +33 6 12 48 77 03\n\nAtelier Verrier SAS au capital de 150 000 € - RCS Lyon",
+     ""),
+    ("Erik Lindqvist\nEkonomichef\nNordtrafik AB\nTel: +46 8 123 456 78 | Mobil: +46 70 123 45 67\n\n"
+     "Nordtrafik AB | Org.nr 556123-4567", ""),
+    ("田中 健一\n経理部 部長\nさくら商事株式会社\nTEL: 03-1234-5678 / 携帯: 090-1234-5678", ""),
+    ("No thanks we have marketing covered\n+1 415 555 0100", "No thanks we have marketing covered\n+1 415 555 0100"),
     # under a sentence the block stays (the sentence may name whom to write to)
     ("Please write to:\nMaria Lopez\nmaria@acme.example", "Please write to:\nMaria Lopez\nmaria@acme.example"),
     ("Interested\nJan Kowalski\nwww.acme.example", "Interested\nJan Kowalski\nwww.acme.example"),
@@ -132,6 +140,18 @@ PITCH = "> Hi Jan,\n> We help teams book more meetings. Worth a quick call next 
 ])
 def test_own_text_under_quote_headers_and_signature_blocks(text, own):
     assert c.strip_quotes_and_signature(text) == own
+
+
+@pytest.mark.parametrize("subject", ["RE: Conciliación automática de facturas", "R: Riconciliazione automatica",
+                                     "Re: Quick question", "RV: Conciliación automática de facturas"])
+def test_a_reply_with_no_text_of_its_own_is_other_whatever_the_subject(subject):
+    """An empty reply or a forward without comment has no text for the model: its vote would come from the
+    pitch's subject alone ("automática" reads like an auto-reply), so it never makes an absence notice."""
+    for body in ("\n\nEl lun, 2 nov 2026 a las 10:14, Alex <a@b.c> escribió:\n> Hola Lucía,\n> ¿Una demo?\n",
+                 "---------- Forwarded message ---------\nFrom: Alex <a@b.c>\nSubject: x\n\nHola, ¿una demo?\n",
+                 "Sent from my iPhone\n"):
+        v = c.classify(_mail(body, subject=subject))
+        assert (v.label, v.rule) == ("other", "empty"), (subject, body)
 
 
 @pytest.mark.parametrize("subject,body", [
