@@ -13,8 +13,8 @@ Each phrasing becomes complete messages with the training corpus's composer (gre
 pitch, HTML) under a different seed, and goes through the complete default classifier
 (`replies.classify.classify`), so the figure is what a user would get.
 
-    python -m replies.corpus.devset [dev|dev2]            # accuracy overall, per class and per language
-    python -m replies.corpus.devset [dev|dev2] --errors   # also every miss (expected -> got: text)
+    python -m replies.corpus.devset [dev|dev2|dev3]            # accuracy overall, per class, per language
+    python -m replies.corpus.devset [dev|dev2|dev3] --errors   # also every miss (expected -> got: text)
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ COPIES = 2
 
 
 def rows(name: str = "dev"):
-    """(lang, label, phrase or shape, raw message) for every item of a dev set, in a fixed order: a phrasing
-    becomes COPIES messages; dev3's messages are used as written."""
+    """(lang, label, what it is, shape, raw message) for every item of a dev set, in a fixed order: a phrasing
+    becomes COPIES messages (shape None); dev3's messages are used as written (what it is = their shape)."""
     if name == "dev3":
         import json
         from pathlib import Path
@@ -42,7 +42,8 @@ def rows(name: str = "dev"):
             for line in fh:
                 if line.strip():
                     row = json.loads(line)
-                    yield row["lang"], row["label"], f"[{row.get('shape', '')}]", row["raw"].encode("utf-8")
+                    shape = row.get("shape", "")
+                    yield row["lang"], row["label"], f"[{shape}]", shape, row["raw"].encode("utf-8")
         return
     rng = random.Random(SEED)
     n = 0
@@ -55,7 +56,7 @@ def rows(name: str = "dev"):
             for phrase in getattr(mod, attr, []):
                 for _ in range(COPIES):
                     n += 1
-                    yield lang, label, phrase, message(lang, label, [_fill(phrase, _lang(lang), rng)], rng, n)
+                    yield lang, label, phrase, None, message(lang, label, [_fill(phrase, _lang(lang), rng)], rng, n)
 
 
 def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[int, int]]:
@@ -63,11 +64,9 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
 
     hits, totals = Counter(), Counter()
     errors = []
-    for lang, label, phrase, raw in rows(name):
+    for lang, label, phrase, shape, raw in rows(name):
         got = c.classify(raw).label
-        keys = ["all", f"class:{label}", f"lang:{lang}"]
-        if phrase.startswith("[") and phrase.endswith("]"):
-            keys.append(f"shape:{phrase[1:-1]}")
+        keys = ["all", f"class:{label}", f"lang:{lang}"] + ([f"shape:{shape}"] if shape else [])
         for key in keys:
             totals[key] += 1
             hits[key] += int(got == label)

@@ -242,27 +242,19 @@ def message(lang: str, label: str, sentences: list[str], rng: random.Random, n: 
     return bytes(msg)
 
 
-EXTRA_AUTHORS = ("extra",)  # replies/corpus/train/<dir>/<lang>.py: another author, other idioms
-
-
-def _extras(code: str):
-    """The other authors' modules for a language."""
-    for package in EXTRA_AUTHORS:
-        try:
-            yield importlib.import_module(f"replies.corpus.train.{package}.{code}")
-        except ModuleNotFoundError:
-            continue
+def _extra(code: str):
+    """The second author's module for a language (replies/corpus/train/extra/<code>.py), or None."""
+    try:
+        return importlib.import_module(f"replies.corpus.train.extra.{code}")
+    except ModuleNotFoundError:
+        return None
 
 
 def _phrases(lang: str, label: str) -> list[str]:
+    """The language's phrasings for a label, the second author's after the first's, each once."""
     phrases = list(getattr(_lang(lang), INTENTS[label]))
-    seen = set(phrases)
-    for extra in _extras(lang):
-        for phrase in getattr(extra, INTENTS[label], []):
-            if phrase not in seen:
-                seen.add(phrase)
-                phrases.append(phrase)
-    return phrases
+    extra = getattr(_extra(lang), INTENTS[label], [])
+    return list(dict.fromkeys(phrases + list(extra)))
 
 
 def corpus():
@@ -326,7 +318,7 @@ def sources_digest() -> str:
 
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in sorted(here.glob("*.py")) + sorted(p for d in EXTRA_AUTHORS for p in here.glob(f"{d}/*.py")):
+    for path in sorted(here.glob("*.py")) + sorted(here.glob("extra/*.py")):
         h.update(str(path.relative_to(here)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
