@@ -72,7 +72,7 @@ class Request:
         return QueryDict(self.query_string.decode("latin-1"))
 
 
-def _security_headers() -> list[tuple[bytes, bytes]]:
+def security_headers() -> list[tuple[bytes, bytes]]:
     """What SecurityMiddleware and XFrameOptionsMiddleware add to every response, from the same settings."""
     out = []
     if getattr(settings, "SECURE_CONTENT_TYPE_NOSNIFF", True):
@@ -115,7 +115,7 @@ async def read_body(receive, limit: int) -> bytes | None:
 async def _send_response(send, request: Request, response) -> None:
     global _extra_headers
     if _extra_headers is None:
-        _extra_headers = _security_headers()
+        _extra_headers = security_headers()
     response["X-Request-Id"] = getattr(response, "_request_id_override", None) or request.request_id
     headers = [(name.encode("ascii"), value.encode("latin-1")) for name, value in response.items()]
     present = {name.lower() for name, _ in headers}

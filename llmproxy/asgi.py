@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 
-from api.door import _respond, _security_headers  # noqa: F401 - mcpserver.guard imports the latter from here
+from api.door import _respond
 from core.ids import new_id
 from llmproxy import views
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from api.door import read_body, run_in_api_thread
+from api.door import read_body, run_in_api_thread, security_headers
 from core import errors
 from core.ids import new_id
 from core.ratelimit import RateInfo
@@ -44,12 +44,6 @@ class RequestState:
 current: ContextVar[RequestState | None] = ContextVar("mcp_request", default=None)
 
 _in_flight: dict[int, int] = {}
-
-
-def security_headers() -> list[tuple[bytes, bytes]]:
-    from api.door import _security_headers
-
-    return _security_headers()
 
 
 def _bearer(scope) -> str | None:
