@@ -121,9 +121,13 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
         if lease is None and (lead.next_send_at is None or lead.next_send_at > _now()):
             return "not_due"
         campaign: Campaign = lead.campaign
-        if campaign.state != Campaign.State.LAUNCHED:
-            return "paused"  # paused (or no longer launched): its leads keep their due time until resumed
         now = _now()
+        if campaign.state != Campaign.State.LAUNCHED:
+            # paused (or no longer launched): the lead stays due. A task dispatched before the pause holds the
+            # scheduler's lease (next_send_at moved LEASE ahead): give it back, or a resume would wait for it
+            if lease is not None:
+                CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=min(lease, now))
+            return "paused"
         window = campaign.sending_window
         if not in_window(window, now):
             _reschedule(lead.pk, next_open(window, now))

@@ -70,12 +70,23 @@ def _campaign_event(campaign: Campaign) -> dict:
 
 def campaign_maybe_complete(*, campaign_id) -> bool:
     """launched (or paused) -> completed once no lead is active any more: every lead has finished its
-    sequence, replied, bounced or been suppressed or stopped. Safe to repeat."""
-    if CampaignLead.objects.filter(campaign_id=campaign_id, state=CampaignLead.State.ACTIVE).exists():
-        return False
-    done = bool(Campaign.objects.filter(
-        pk=campaign_id, state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED]).update(
-        state=Campaign.State.COMPLETED, completed_at=timezone.now()))
+    sequence, replied, bounced or been suppressed or stopped. Safe to repeat.
+
+    Two workers finishing a campaign's last two leads at once must not each see the other's lead still active
+    (on PostgreSQL neither would complete it). So the campaign row is locked before leads are counted: the
+    second checker waits for the first one's transaction to commit, and under READ COMMITTED its count, a new
+    statement, then sees that lead finished. Callers hold at most the locks of their own lead rows here; no
+    path locks a campaign and then waits for a lead (resume stops its suppressed leads after its commit)."""
+    with transaction.atomic():
+        locked = (Campaign.objects.select_for_update()
+                  .filter(pk=campaign_id, state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED]).first())
+        if locked is None:
+            return False
+        if CampaignLead.objects.filter(campaign_id=campaign_id, state=CampaignLead.State.ACTIVE).exists():
+            return False
+        done = bool(Campaign.objects.filter(
+            pk=campaign_id, state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED]).update(
+            state=Campaign.State.COMPLETED, completed_at=timezone.now()))
     if done:
         from webhooks.services import event_emit_safely
 
@@ -122,19 +133,22 @@ def campaign_resume(*, workspace, campaign_id) -> Campaign:
             raise errors.NotFound("No such campaign in this workspace.")
         if campaign.state != Campaign.State.PAUSED:
             raise errors.CampaignNotPaused(details={"state": campaign.state})
-        suppressed = CampaignLead.objects.filter(
-            campaign=campaign, state=CampaignLead.State.ACTIVE,
-            email__in=Suppression.objects.filter(workspace_id=campaign.workspace_id).values("email"))
-        reasons = dict(Suppression.objects.filter(workspace_id=campaign.workspace_id,
-                                                  email__in=suppressed.values("email")).values_list("email", "reason"))
         campaign.state, campaign.paused_at = Campaign.State.LAUNCHED, None
         campaign.save(update_fields=["state", "paused_at"])
-        for lead in list(suppressed):
-            lead_stop(lead=lead, reason=reasons.get(lead.email, "manual"))
         from webhooks.services import event_emit_safely
 
         event_emit_safely(workspace=campaign.workspace_id, type="campaign.resumed", data=lambda: _campaign_event(campaign))
-        campaign_maybe_complete(campaign_id=campaign.pk)
+    # after the commit, so no lead lock is awaited while the campaign row is held (a sender finishing a lead
+    # holds that lead's row and then waits for the campaign's in campaign_maybe_complete); a send claimed
+    # meanwhile re-checks suppression under its own lead lock anyway
+    suppressed = CampaignLead.objects.filter(
+        campaign=campaign, state=CampaignLead.State.ACTIVE,
+        email__in=Suppression.objects.filter(workspace_id=campaign.workspace_id).values("email"))
+    reasons = dict(Suppression.objects.filter(workspace_id=campaign.workspace_id,
+                                              email__in=suppressed.values("email")).values_list("email", "reason"))
+    for lead in list(suppressed):
+        lead_stop(lead=lead, reason=reasons.get(lead.email, "manual"))
+    campaign_maybe_complete(campaign_id=campaign.pk)
     campaign.refresh_from_db()
     return campaign
 

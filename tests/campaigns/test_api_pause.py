@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from campaigns import scheduler, sender, services
 from campaigns.models import Campaign, CampaignLead, SentMessage
@@ -77,6 +78,24 @@ def test_pause_between_claim_and_hand_over_sends_nothing(launched, api, settings
     assert resume(api, str(campaign.pk)).status_code == 200
     run_tick()
     assert sorted(m["To"] for m in sink_messages(settings)) == ["Ann <ann@acme.test>", "Stone <bob@beta.test>"]
+
+
+def test_task_dispatched_before_the_pause_gives_its_lease_back(launched, api, settings, clock):
+    """The scheduler leases a lead (next_send_at moved LEASE ahead) when it queues its task. If the campaign
+    is paused before the task runs, the task claims nothing and hands the lease back: on resume the lead is
+    due at the next tick, not when the lease would have run out."""
+    campaign, _ = launched
+    queued = []
+    assert scheduler.tick(dispatch=queued.extend)["dispatched"] == 2
+    assert CampaignLead.objects.filter(campaign=campaign, next_send_at__gt=timezone.now()).count() == 2  # leased
+    assert pause(api, str(campaign.pk)).status_code == 200
+    for lead_id, step, lease in queued:
+        assert sender.send_lead_step(lead_id=lead_id, step=step, lease=lease) == "paused"
+    assert sink_messages(settings) == []
+    assert CampaignLead.objects.filter(campaign=campaign, next_send_at__lte=timezone.now()).count() == 2
+    assert resume(api, str(campaign.pk)).status_code == 200
+    assert run_tick()["dispatched"] == 2
+    assert len(sink_messages(settings)) == 2
 
 
 def test_resume_rechecks_suppression(launched, api, settings, workspace):
