@@ -252,14 +252,16 @@ BLOCK_RE = re.compile(r"<\s*(br|/p|/div|/li|/tr|/h\d|blockquote|/blockquote)\b[^
 
 
 def html_to_text(value: str) -> str:
-    value = re.sub(r"<blockquote\b.*?</blockquote\s*>", "\n", value, flags=re.S | re.I)  # quoted thread
+    value = re.sub(r"<blockquote\b.*?</blockquote\s*>", "\n>\n\n", value, flags=re.S | re.I)  # quoted thread
     value = BLOCK_RE.sub("\n", value)
     value = TAG_RE.sub("", value)
     return html.unescape(value)
 
 
 # --- quoted text and signatures ----------------------------------------------------------------------------
-QUOTE_HEADER_RES = [
+# a reply header ("On … wrote:", "Am … schrieb …:", Gmail's dated "<address>:" line): what follows is the quoted
+# message, its lines marked with ">" (an HTML reply's <blockquote> becomes one ">" line in html_to_text)
+REPLY_HEADER_RES = [
     re.compile(p, re.I | re.M)
     for p in (
         r"^\s*On\b.{0,200}\bwrote:\s*$",
@@ -282,6 +284,12 @@ QUOTE_HEADER_RES = [
         r"^\s*Op\b.{0,200}\bgeschreven\s*:\s*$", r"^\s*Wiadomość napisana przez\b.{0,200}:\s*$",
         r"^.{0,200}のメール\s*[:：]\s*$",
         r"^.{0,40}\d{4}年\d{1,2}月\d{1,2}日.{0,160}[:：]\s*$",
+    )
+]
+# separators of quoted or forwarded mail: what follows is not ">"-quoted and never read
+SEPARATOR_RES = [
+    re.compile(p, re.I | re.M)
+    for p in (
         r"^\s*-{3,}\s*(原始邮件|原始郵件|Oprindelig meddelelse|Ursprungligt meddelande|Oryginalna wiadomość|"
         r"元のメッセージ)\s*-{3,}\s*$",
         r"^\s*-{2,}\s*(Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|"
@@ -307,6 +315,7 @@ QUOTE_HEADER_RES = [
         r"日時|日付|发送时间|發送時間|寄件日期|发送日期|日期|時間)[^:：\n]{0,12}[:：]",
     )
 ]
+QUOTE_HEADER_RES = REPLY_HEADER_RES + SEPARATOR_RES
 SIGNATURE_RES = [
     re.compile(p, re.I | re.M)
     for p in (
@@ -337,14 +346,15 @@ SIGN_OFF_RE = re.compile(
 )
 
 
-def _first_cut(text: str) -> int:
-    """Where the quoted history or the signature starts."""
-    cut = len(text)
-    for rx in QUOTE_HEADER_RES + SIGNATURE_RES:
+def _first_cut(text: str) -> tuple[int, re.Match | None]:
+    """Where the quoted history or the signature starts, and the reply header found there (None when the
+    text is cut at a forward or Outlook separator, a signature, or not at all)."""
+    cut, header = len(text), None
+    for i, rx in enumerate(QUOTE_HEADER_RES + SIGNATURE_RES):
         m = rx.search(text)
         if m and m.start() < cut:
-            cut = m.start()
-    return cut
+            cut, header = m.start(), (m if i < len(REPLY_HEADER_RES) else None)
+    return cut, header
 
 
 CONTACT_TOKEN_RE = re.compile(r"\+?\d[\d ()./-]{6,}\d|https?://[!-~]+|\bwww\.[!-~]+|"
@@ -432,17 +442,48 @@ def _signature_only(lines: list[str]) -> bool:
     return contact
 
 
-def strip_quotes_and_signature(text: str) -> str:
-    """The new text of a reply: quoted history, forwarded parts, signatures and sign-offs removed; an empty
-    reply that carries only an automatic signature block is empty."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = [ln for ln in text[:_first_cut(text)].split("\n") if not ln.lstrip().startswith(">")]
-    # a sign-off line ("Best,", "Merci") ends the message: what follows is a name and a signature
+def _own_lines(text: str) -> tuple[str, re.Match | None]:
+    """The text above the first cut, quoted lines dropped, cut at a sign-off line ("Best,", "Merci": what
+    follows is a name and a signature); empty when only a signature block is left. Also the reply header
+    the text was cut at, if any."""
+    cut, header = _first_cut(text)
+    lines = [ln for ln in text[:cut].split("\n") if not ln.lstrip().startswith(">")]
     for i, line in enumerate(lines):
         if i > 0 and SIGN_OFF_RE.match(line):
             lines = lines[:i]
             break
-    return "" if _signature_only(lines) else "\n".join(lines).strip()
+    return ("" if _signature_only(lines) else "\n".join(lines).strip()), header
+
+
+def _below_quote(text: str) -> str:
+    """A bottom-posted or inline answer: the paragraphs a person wrote below or between the ">" lines that
+    follow a reply header. A paragraph counts only after a quoted line and a blank line (an unquoted line
+    right under a quoted one is a wrapped quote line); reading stops at the next header or signature."""
+    out: list[str] = []
+    seen_quote = blank = reading = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(">"):
+            seen_quote, reading, blank = True, False, False
+        elif not line.strip():
+            blank = True
+            if reading:
+                out.append("")
+        elif reading or (seen_quote and blank):
+            reading = True
+            out.append(line)
+    own, _ = _own_lines("\n".join(out))
+    return own
+
+
+def strip_quotes_and_signature(text: str) -> str:
+    """The new text of a reply: quoted history, forwarded parts, signatures and sign-offs removed; an empty
+    reply that carries only an automatic signature block is empty. A reply with nothing above its reply header
+    is read below it: the answer written under (or between) the quoted lines."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    own, header = _own_lines(text)
+    if not own and header is not None:
+        own = _below_quote(text[header.end():])
+    return own
 
 
 # --- rule tables -------------------------------------------------------------------------------------------
@@ -792,9 +833,9 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     auto_generated = bool(auto_submitted) and auto_submitted != "no" and not auto_reply
     ooo_subject = _has(OOO_SUBJECT_RE, subject)
     absence_words = _has(OOO_BODY_RE, stripped[:3000])
-    prediction = _predict(subject, stripped)
+    prediction = _predict(stripped)
     # the model reads an absence notice only in a text: with no text of its own (an empty reply, a forward without
-    # comment) its vote would come from the pitch's subject line alone ("Conciliación automática…")
+    # comment) it has nothing to read and its vote is its bias alone
     model_absence = bool(stripped.strip()) and prediction.label == OUT_OF_OFFICE
     absence = absence_words or model_absence
     ticket = _has(TICKET_RE, f"{subject}\n{stripped[:3000]}")
@@ -817,10 +858,10 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     return classify_text(stripped, subject, prediction=prediction)
 
 
-def _predict(subject: str, text: str):
+def _predict(text: str):
     from replies import model
 
-    return model.predict(subject, text)
+    return model.predict(text)
 
 
 TICKET_RE = _rx(
@@ -839,7 +880,7 @@ def classify_text(text: str, subject: str = "", prediction=None) -> Verdict:
     to stop contact (rules, any language) is `unsubscribe`; otherwise the local model decides."""
     norm = unicodedata.normalize("NFC", text or "").replace("’", "'").replace("‘", "'")
     subj = re.sub(r"^\s*((re|aw|sv|fw|fwd|wg|tr|r|rif)\s*:\s*)+", "", subject or "", flags=re.I)
-    prediction = prediction or _predict(subject, text)
+    prediction = prediction or _predict(text)
     language = prediction.language
     if _has(UNSUBSCRIBE_RE, norm) or re.fullmatch(r"\s*(remove( me)?|stop)\s*[.!]?\s*", subj, re.I) or \
             re.match(r"\s*(unsubscribe|opt[- ]?out)\b", subj, re.I):

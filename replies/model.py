@@ -33,8 +33,6 @@ _lock = threading.Lock()
 _model = None
 load_seconds: float | None = None  # how long the last load (or build) took, for the benchmark and the logs
 
-REPLY_PREFIX_RE = re.compile(r"^\s*((re|aw|sv|fw|fwd|wg|tr|r|rif|odp|antw|vs|回复|回覆|答复|転送)\s*[:：]\s*)+",
-                             re.I)
 URL_RE = re.compile(r"https?://\S+|www\.\S+")
 EMAIL_RE = re.compile(r"\S+@\S+\.\w+")
 DIGITS_RE = re.compile(r"\d")
@@ -47,10 +45,12 @@ class Prediction:
     confidence: float
 
 
-def model_text(subject: str, text: str) -> str:
-    """What the model reads: the subject without reply prefixes, then the reply's own text, normalized."""
-    subject = REPLY_PREFIX_RE.sub("", subject or "")
-    value = unicodedata.normalize("NFKC", f"{subject}\n{(text or '')[:MAX_CHARS]}")
+def model_text(text: str) -> str:
+    """What the model reads: the reply's own text (quotes and signature already removed), normalized. Never
+    the subject: a reply's subject is the pitch's ("Re: …"), which says nothing of the person's intent, and a
+    model that reads it learns the training pitches' subjects (a subject-only vote labelled empty replies and
+    forwards on unseen mail)."""
+    value = unicodedata.normalize("NFKC", (text or "")[:MAX_CHARS])
     value = value.replace("’", "'").replace("‘", "'")
     value = URL_RE.sub(" url ", value)
     value = EMAIL_RE.sub(" email ", value)
@@ -96,8 +96,9 @@ def training_rows(split: str | None = "train"):
             continue
         msg = cl.parse(row["raw"])
         own = cl.strip_quotes_and_signature(cl.body_text(msg))
-        yield (model_text(cl.header(msg, "Subject"), own), _lang_text(own), row["label"], row["lang"],
-               row["split"])
+        if not own.strip():  # no text of its own (a forward without comment, an empty reply): nothing to learn
+            continue
+        yield model_text(own), _lang_text(own), row["label"], row["lang"], row["split"]
 
 
 def _pipelines():
@@ -242,9 +243,9 @@ def _confidence(scores) -> float:
 HAS_LETTER_RE = re.compile(r"[^\W\d_]", re.U)
 
 
-def predict(subject: str, text: str) -> Prediction:
+def predict(text: str) -> Prediction:
     intent, _ = scorers()
-    scores = intent.scores(model_text(subject, text))
+    scores = intent.scores(model_text(text))
     label = intent.classes[int(scores.argmax())]
     language = detect_language(text)
     return Prediction(label=label, language=language, confidence=round(_confidence(scores), 3))

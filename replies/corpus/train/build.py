@@ -242,19 +242,23 @@ def message(lang: str, label: str, sentences: list[str], rng: random.Random, n: 
     return bytes(msg)
 
 
-def _extra(code: str):
-    """The second author's module for a language (replies/corpus/train/extra/<code>.py), or None."""
+AUTHORS = ("extra", "short")  # a second author's idioms; a third author's very short replies (1-6 words)
+
+
+def _author(folder: str, code: str):
+    """Another author's module for a language (replies/corpus/train/<folder>/<code>.py), or None."""
     try:
-        return importlib.import_module(f"replies.corpus.train.extra.{code}")
+        return importlib.import_module(f"replies.corpus.train.{folder}.{code}")
     except ModuleNotFoundError:
         return None
 
 
 def _phrases(lang: str, label: str) -> list[str]:
-    """The language's phrasings for a label, the second author's after the first's, each once."""
+    """The language's phrasings for a label: the first author's, then the others' in AUTHORS order, each once."""
     phrases = list(getattr(_lang(lang), INTENTS[label]))
-    extra = getattr(_extra(lang), INTENTS[label], [])
-    return list(dict.fromkeys(phrases + list(extra)))
+    for folder in AUTHORS:
+        phrases += list(getattr(_author(folder, lang), INTENTS[label], []))
+    return list(dict.fromkeys(phrases))
 
 
 def corpus():
@@ -318,7 +322,7 @@ def sources_digest() -> str:
 
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in sorted(here.glob("*.py")) + sorted(here.glob("extra/*.py")):
+    for path in sorted(here.glob("*.py")) + [p for folder in AUTHORS for p in sorted(here.glob(f"{folder}/*.py"))]:
         h.update(str(path.relative_to(here)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
