@@ -42,6 +42,9 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
              "mailbox_gone": 0}
     if sweep:
         stats.update(sender.sweep_stuck(now=now))
+        from campaigns.services import campaigns_complete_finished
+
+        stats["completed"] = campaigns_complete_finished()
     dispatched: list[tuple[int, int, datetime]] = []
     with transaction.atomic():
         due = list(CampaignLead.objects.filter(state=CampaignLead.State.ACTIVE, next_send_at__lte=now,
@@ -86,12 +89,16 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
                 remaining[mailbox_id] -= 1
                 moves[lease].append(pk)
                 dispatched.append((pk, step, lease))
-        for pk in gone:
-            sender.lead_mailbox_gone(lead_id=pk, now=now)
         for when, pks in moves.items():
             for i in range(0, len(pks), 500):
-                CampaignLead.objects.filter(pk__in=pks[i:i + 500], state=CampaignLead.State.ACTIVE).update(
-                    next_send_at=when)
+                # still due: a late task may have sent a step and set the next one's due time since the read
+                # above; that time must not be overwritten (its task then finds the lease gone and does nothing)
+                CampaignLead.objects.filter(pk__in=pks[i:i + 500], state=CampaignLead.State.ACTIVE,
+                                            next_send_at__lte=now).update(next_send_at=when)
+    # after the commit: moving or stopping such a lead locks its campaign, and a lead lock must never be awaited
+    # while a campaign row is held (campaign_maybe_complete's lock order)
+    for pk in gone:
+        sender.lead_mailbox_gone(lead_id=pk, now=now)
     stats["dispatched"] = len(dispatched)
     if dispatched:
         (dispatch or _dispatch_celery)(dispatched)

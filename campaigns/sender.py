@@ -193,16 +193,17 @@ def _hand_over(lead: CampaignLead, sent: SentMessage) -> str:
     if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).filter(
             Exists(still_active), Exists(still_launched)).update(state=SentMessage.State.SENDING, sending_at=_now()):
         return "sending"
-    if not still_launched.exists() and SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
-            state=SentMessage.State.FAILED, error="campaign paused before the message was handed to SMTP"):
-        # the lead keeps its step: due again as soon as the campaign is resumed
-        CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE, current_step=sent.step_index,
-                                    next_send_at__isnull=True).update(next_send_at=_now())
-        return "paused"
-    if SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
-            state=SentMessage.State.FAILED, error="lead stopped before the message was handed to SMTP"):
-        return "stopped"
-    return "claim_lost"  # released by the sweeper meanwhile: someone else will send it
+    paused = not still_launched.exists()
+    error = "campaign paused" if paused else "lead stopped"
+    if not SentMessage.objects.filter(pk=sent.pk, state=SentMessage.State.CLAIMED).update(
+            state=SentMessage.State.FAILED, error=f"{error} before the message was handed to SMTP"):
+        return "claim_lost"  # released by the sweeper meanwhile: someone else will send it
+    # a lead still active keeps its step and is due again (a paused campaign sends it once resumed; a pause
+    # and a resume both committed between the two statements above leave it active in a launched campaign):
+    # nothing else would ever give back the NULL due time the claim set
+    CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE, current_step=sent.step_index,
+                                next_send_at__isnull=True).update(next_send_at=_now())
+    return "paused" if paused else "stopped"
 
 
 def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> str:

@@ -6,6 +6,7 @@ import logging
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignLead, Suppression
@@ -51,13 +52,25 @@ def lead_stop(*, lead: CampaignLead, reason: str) -> bool:
     A message already handed to SMTP cannot be recalled; a message claimed but not yet handed over is
     dropped (the sender re-reads the lead state under lock right before speaking SMTP)."""
     now = timezone.now()
-    moved = CampaignLead.objects.filter(
-        pk=lead.pk, state__in=[CampaignLead.State.ACTIVE, CampaignLead.State.PENDING]
-    ).update(state=CampaignLead.State.STOPPED, stop_reason=(reason or "")[:32], next_send_at=None, stopped_at=now)
-    if moved:
-        lead.state, lead.stop_reason, lead.next_send_at, lead.stopped_at = CampaignLead.State.STOPPED, reason, None, now
-        campaign_maybe_complete(campaign_id=lead.campaign_id)
+    with transaction.atomic():  # the stop and the completion check commit together: no crash between them
+        moved = CampaignLead.objects.filter(
+            pk=lead.pk, state__in=[CampaignLead.State.ACTIVE, CampaignLead.State.PENDING]
+        ).update(state=CampaignLead.State.STOPPED, stop_reason=(reason or "")[:32], next_send_at=None, stopped_at=now)
+        if moved:
+            lead.state, lead.stop_reason, lead.next_send_at, lead.stopped_at = (CampaignLead.State.STOPPED, reason,
+                                                                                None, now)
+            campaign_maybe_complete(campaign_id=lead.campaign_id)
     return bool(moved)
+
+
+def campaigns_complete_finished(*, limit: int = 100) -> int:
+    """Safety net run by the scheduler tick: complete launched or paused campaigns that have no active lead
+    left (a worker that died between a lead's last change and the completion check would otherwise leave its
+    campaign `launched` for ever). Returns how many it completed."""
+    active = CampaignLead.objects.filter(campaign=OuterRef("pk"), state=CampaignLead.State.ACTIVE)
+    stale = (Campaign.objects.filter(state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED])
+             .filter(~Exists(active)).values_list("pk", flat=True)[:limit])
+    return sum(campaign_maybe_complete(campaign_id=pk) for pk in list(stale))
 
 
 def _campaign_event(campaign: Campaign) -> dict:
@@ -75,8 +88,10 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
     Two workers finishing a campaign's last two leads at once must not each see the other's lead still active
     (on PostgreSQL neither would complete it). So the campaign row is locked before leads are counted: the
     second checker waits for the first one's transaction to commit, and under READ COMMITTED its count, a new
-    statement, then sees that lead finished. Callers hold at most the locks of their own lead rows here; no
-    path locks a campaign and then waits for a lead (resume stops its suppressed leads after its commit)."""
+    statement, then sees that lead finished. Lock order: lead rows (in primary-key order when a transaction
+    stops several: replies' effects lock them all first), then campaign rows; no path locks a campaign and
+    then waits for a lead (resume stops its suppressed leads after its commit, the scheduler tick moves leads
+    whose mailbox is gone after its own transaction)."""
     with transaction.atomic():
         locked = (Campaign.objects.select_for_update()
                   .filter(pk=campaign_id, state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED]).first())

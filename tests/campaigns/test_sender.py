@@ -381,3 +381,71 @@ def test_needs_reconnect_mailbox_never_sends_claim_rechecks(launched, settings, 
     Mailbox.objects.filter(pk=mb.pk).update(status=Mailbox.Status.ACTIVE, reconnect_reason="")
     clock.shift(sender.MAILBOX_WAIT)
     assert run_tick()["dispatched"] == 2 and len(sink_messages(settings)) == 2
+
+
+def test_tick_never_overwrites_a_due_time_set_after_it_read_the_lead(launched, settings, clock, monkeypatch):
+    """Between the tick's read of due leads and its lease UPDATE, a late task sends the lead's step and sets the
+    next step's due time (days ahead). The tick must not replace it with its lease (the follow-up would go out
+    minutes later instead of after wait_days); the task it dispatched finds the lease gone and sends nothing."""
+    campaign, _ = launched
+    ann = CampaignLead.objects.get(campaign=campaign, email="ann@acme.test")
+    later = timezone.now() + timedelta(days=2)
+    real = sender.sends_today
+
+    def late_task_first(mailbox_ids, now):  # runs between the read and the UPDATE
+        CampaignLead.objects.filter(pk=ann.pk).update(current_step=1, next_send_at=later)
+        return real(mailbox_ids, now)
+
+    monkeypatch.setattr(sender, "sends_today", late_task_first)
+    queued = []
+    scheduler.tick(dispatch=queued.extend)
+    monkeypatch.undo()
+    ann.refresh_from_db()
+    assert ann.next_send_at == later
+    results = {lead_id: sender.send_lead_step(lead_id=lead_id, step=step, lease=lease)
+               for lead_id, step, lease in queued}
+    assert results[ann.pk] in ("not_due", "stale")
+    assert [m["To"] for m in sink_messages(settings)] == ["Stone <bob@beta.test>"]
+
+
+def test_a_campaign_left_without_active_leads_is_completed_by_the_tick(launched, clock):
+    """A worker that died between a lead's last change and the completion check leaves a launched campaign
+    with nothing left to send: the scheduler tick's safety net completes it."""
+    campaign, _ = launched
+    CampaignLead.objects.filter(campaign=campaign).update(state=CampaignLead.State.FINISHED, next_send_at=None)
+    assert Campaign.objects.get(pk=campaign.pk).state == "launched"
+    stats = run_tick()
+    assert stats["completed"] == 1
+    assert Campaign.objects.get(pk=campaign.pk).state == "completed"
+    assert run_tick()["completed"] == 0
+
+
+def test_a_pause_and_resume_between_claim_and_hand_over_leave_the_lead_due(launched, settings, clock, monkeypatch):
+    """The hand-over's conditional UPDATE fails because the campaign is paused; the campaign is resumed before
+    the next statement looks at it. The claim is dropped, and the lead is due again (not parked for ever with
+    no due time)."""
+    from django.db.models import QuerySet
+
+    campaign, _ = launched
+    real_hand_over, real_exists = sender._hand_over, QuerySet.exists
+    resumed = []
+
+    def exists_after_resume(qs):
+        if qs.model is Campaign and not resumed:
+            resumed.append(services.campaign_resume(workspace=campaign.workspace, campaign_id=campaign.pk))
+        return real_exists(qs)
+
+    def pause_first(lead, sent):
+        services.campaign_pause(workspace=campaign.workspace, campaign_id=campaign.pk)
+        monkeypatch.setattr(QuerySet, "exists", exists_after_resume)
+        return real_hand_over(lead, sent)
+
+    monkeypatch.setattr(sender, "_hand_over", pause_first)
+    lead = CampaignLead.objects.get(campaign=campaign, email="ann@acme.test")
+    assert sender.send_lead_step(lead_id=lead.pk, step=0) == "stopped"
+    monkeypatch.undo()
+    assert resumed and sink_messages(settings) == []
+    lead.refresh_from_db()
+    assert lead.state == "active" and lead.next_send_at is not None
+    run_tick()
+    assert sorted(m["To"] for m in sink_messages(settings)) == ["Ann <ann@acme.test>", "Stone <bob@beta.test>"]
