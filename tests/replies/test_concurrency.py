@@ -54,3 +54,55 @@ def test_the_same_message_classified_at_once_is_acted_on_once(workspace):
     inbound = InboundMessage.objects.get()
     assert inbound.state == "processed" and 1 <= inbound.attempts <= 4
     assert inbound.detail["stopped"] == [world.jane.pk]
+
+
+def test_one_person_replying_in_two_campaigns_at_once_does_not_deadlock(workspace, monkeypatch):
+    """Jane is a lead in two campaigns and answers both at once. Each reply stops its own lead, then suppresses
+    her address, which stops her lead in the other campaign. Without a lock order the two classifications lock
+    the two leads in opposite orders and PostgreSQL kills one as a deadlock victim; with every lead locked first
+    in primary-key order, the second waits for the first."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL row locks")
+    from campaigns import services as campaigns_services
+    from campaigns.models import CampaignLead
+
+    one = make_world(workspace)
+    two = make_world(workspace, mailbox_email="sam@outreach-sbx.test", prefix="b-")
+    first = services.inbound_store(mailbox=one.mailbox, source="smtp", raw=reply_bytes(
+        in_reply_to="<msg-0@outreach-sbx.test>", message_id="<r1@acme.com>"))
+    second = services.inbound_store(mailbox=two.mailbox, source="smtp", raw=reply_bytes(
+        to="sam@outreach-sbx.test", in_reply_to="<b-msg-0@outreach-sbx.test>", message_id="<r2@acme.com>"))
+    real_stop, both_stopped_own = campaigns_services.lead_stop, threading.Barrier(2)
+    waited = threading.local()
+
+    def stop_then_wait(*, lead, reason):  # each classification stops its own lead, then waits for the other's
+        moved = real_stop(lead=lead, reason=reason)
+        if not getattr(waited, "done", False):
+            waited.done = True
+            try:
+                both_stopped_own.wait(5)  # with the lock order the other one is blocked before this point
+            except threading.BrokenBarrierError:
+                pass
+        return moved
+
+    monkeypatch.setattr(campaigns_services, "lead_stop", stop_then_wait)
+    failures = []
+
+    def classify(inbound_id):
+        try:
+            services.inbound_classify(inbound_id=inbound_id)
+        except Exception as exc:  # noqa: BLE001 - a deadlock victim, reported below
+            failures.append(exc)
+        finally:
+            close_old_connections()
+
+    threads = [threading.Thread(target=classify, args=(s.inbound.pk,)) for s in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert failures == []
+    assert set(InboundMessage.objects.values_list("state", flat=True)) == {"processed"}
+    assert set(CampaignLead.objects.filter(email="jane@acme.com").values_list("state", flat=True)) == {"stopped"}
