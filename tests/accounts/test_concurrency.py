@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from accounts import console_views
-from accounts.models import Membership
+from accounts import console_auth, console_views
+from accounts.models import Membership, Workspace
 from tests.factories import UserFactory, make_workspace
 from tests.rendezvous import Rendezvous
 
@@ -72,3 +72,31 @@ def test_two_owners_demoting_or_removing_each_other_leave_one_owner(monkeypatch,
     _run(act(first, members[second.pk], actions[0]), act(second, members[first.pk], actions[1]))
     assert Membership.objects.filter(workspace=ws, role=Membership.Role.OWNER).count() == 1
 
+
+@pytest.mark.django_db(transaction=True)
+def test_first_console_requests_at_once_create_one_workspace(monkeypatch):
+    """A new user's first two console requests arrive together: each finds no membership and, without the user
+    row lock, each creates a workspace (and grants the signup credits twice)."""
+    _needs_postgresql()
+    user = UserFactory()
+    rendezvous = Rendezvous(2)
+    import accounts.services
+
+    real_create = accounts.services.workspace_create
+
+    def meet_then_create(**kwargs):
+        rendezvous.wait()  # both checked "no membership" before either creates (unless one waits on the lock)
+        return real_create(**kwargs)
+
+    monkeypatch.setattr(accounts.services, "workspace_create", meet_then_create)
+
+    def first_page():
+        c = Client()
+        c.force_login(user)
+        assert c.get("/console/").status_code == 200
+
+    _run(first_page, first_page)
+    assert Membership.objects.filter(user=user).count() == 1
+    assert Workspace.objects.count() == 1  # no second workspace, no second signup grant
+    console_auth.ensure_workspace(user=user)  # a later call changes nothing
+    assert Workspace.objects.count() == 1
