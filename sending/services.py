@@ -675,7 +675,11 @@ def mailbox_vendor_sync(*, mailbox_id: str, now: datetime | None = None) -> str:
             provider.mailbox_suspend(ref=m.vendor_ref)
         else:
             provider.mailbox_resume(ref=m.vendor_ref)
-        Mailbox.objects.filter(pk=m.pk, status=m.status).update(vendor_suspended=suspend)
+        # Record what the vendor now holds whatever our status became meanwhile: a renewal may have reactivated
+        # the mailbox during the call (and its own sync found nothing to do). Conditional on the status, this
+        # write was lost and the vendor stayed suspended while we said active and in sync; recorded, the
+        # mismatch (active, vendor_suspended) is what `_vendor_out_of_sync` and the upkeep sweep repair.
+        Mailbox.objects.filter(pk=m.pk).update(vendor_suspended=suspend)
         return "suspended" if suspend else "resumed"
     except (ProviderError, OutcomeUnknown) as exc:
         logger.warning("vendor sync of mailbox %s failed, retried by the sweep: %s", m.pk, exc)
