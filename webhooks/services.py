@@ -358,7 +358,10 @@ def endpoints_disable_failing() -> int:
     for endpoint in WebhookEndpoint.objects.filter(status=WebhookEndpoint.Status.ACTIVE, deleted_at__isnull=True,
                                                    failing_since__lte=cutoff).select_related("workspace"):
         with transaction.atomic():
-            if not WebhookEndpoint.objects.filter(pk=endpoint.pk, status=WebhookEndpoint.Status.ACTIVE).update(
+            # Re-check the whole condition in the UPDATE: a delivery that succeeded since the SELECT cleared
+            # failing_since (and a deleted endpoint is left alone), so a recovered endpoint is not disabled.
+            if not WebhookEndpoint.objects.filter(pk=endpoint.pk, status=WebhookEndpoint.Status.ACTIVE,
+                                                  deleted_at__isnull=True, failing_since__lte=cutoff).update(
                     status=WebhookEndpoint.Status.DISABLED, disabled_at=timezone.now()):
                 continue
             WebhookDelivery.objects.filter(endpoint=endpoint, status=WebhookDelivery.Status.PENDING).update(
