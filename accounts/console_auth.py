@@ -216,9 +216,14 @@ def ensure_workspace(*, user: User) -> None:
     """A user always has somewhere to work: their invitations, else a new workspace with 300 credits."""
     from accounts.services import workspace_create
 
-    invitations_accept(user=user)
-    if not Membership.objects.filter(user=user).exists():
-        workspace_create(owner=user)
+    with transaction.atomic():
+        # Two first requests of a new user arrive together: each would find no membership and create a
+        # workspace (granting the signup credits twice). The user row lock makes the second wait for the first
+        # to commit, and it then finds the membership.
+        User.objects.select_for_update().filter(pk=user.pk).first()
+        invitations_accept(user=user)
+        if not Membership.objects.filter(user=user).exists():
+            workspace_create(owner=user)
 
 
 @receiver(user_signed_up, dispatch_uid="console-signup-workspace")

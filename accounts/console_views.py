@@ -27,7 +27,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import console_auth, selectors, services
 from accounts.forms import InviteForm, KeyCreateForm, RoleForm, TopupForm
-from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership
+from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership, Workspace
 from core import errors
 from core.money import format_credits, parse_credits
 
@@ -420,17 +420,28 @@ def _owners(ws) -> int:
     return Membership.objects.filter(workspace=ws, role=Membership.Role.OWNER).count()
 
 
+def _lock_members(ws, membership, member_id):
+    """Lock the workspace row, then re-read the acting member and lock the target (None, None when either is
+    gone). Every change that can lower the owner count takes the workspace lock first, so two owners demoting
+    or removing each other cannot both count two owners before either commits (write skew under READ
+    COMMITTED, which left a workspace with no owner); the acting member's role is read after that lock too."""
+    Workspace.objects.select_for_update().filter(pk=ws.pk).first()
+    actor = Membership.objects.filter(pk=membership.pk).first()
+    target = Membership.objects.select_for_update().filter(workspace=ws, pk=member_id).select_related("user").first()
+    return actor, target
+
+
 @console_page(approver=True)
 @require_POST
 def member_role(request, membership, member_id):
     ws = membership.workspace
     form = RoleForm(request.POST)
     with transaction.atomic():
-        target = Membership.objects.select_for_update().filter(workspace=ws, pk=member_id).select_related("user").first()
-        if target is None or not form.is_valid():
+        actor, target = _lock_members(ws, membership, member_id)
+        if target is None or actor is None or not actor.can_approve or not form.is_valid():
             raise Http404
         role = form.cleaned_data["role"]
-        if Membership.Role.OWNER in (role, target.role) and membership.role != Membership.Role.OWNER:
+        if Membership.Role.OWNER in (role, target.role) and actor.role != Membership.Role.OWNER:
             messages.error(request, "Only owners can grant or change the owner role.")
         elif target.role == Membership.Role.OWNER and role != Membership.Role.OWNER and _owners(ws) <= 1:
             messages.error(request, "A workspace needs at least one owner.")
@@ -446,10 +457,10 @@ def member_role(request, membership, member_id):
 def member_remove(request, membership, member_id):
     ws = membership.workspace
     with transaction.atomic():
-        target = Membership.objects.select_for_update().filter(workspace=ws, pk=member_id).select_related("user").first()
-        if target is None:
+        actor, target = _lock_members(ws, membership, member_id)
+        if target is None or actor is None or not actor.can_approve:
             raise Http404
-        if target.role == Membership.Role.OWNER and membership.role != Membership.Role.OWNER:
+        if target.role == Membership.Role.OWNER and actor.role != Membership.Role.OWNER:
             messages.error(request, "Only owners can remove an owner.")
         elif target.role == Membership.Role.OWNER and _owners(ws) <= 1:
             messages.error(request, "A workspace needs at least one owner.")

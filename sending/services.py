@@ -286,10 +286,16 @@ def _unknown(op: Operation, what: str, now: datetime) -> None:
     op.next_step_at = now + _step_delay()
 
 
-def _failed_item(obj, reason: str) -> None:
+def _failed_item(obj, reason: str) -> bool:
+    """Mark a domain or mailbox failed, only if its status is still the one this step read: the owner may have
+    removed the mailbox meanwhile (committed), and a removed mailbox stays removed (not refunded, as when the
+    removal comes first; its vendor order, if any, is deleted by the vendor sync after the grace period)."""
+    if not type(obj).objects.filter(pk=obj.pk, status=obj.status).update(status=obj.Status.FAILED):
+        logger.info("provisioning of %s failed, but it is no longer %s: left as it is", obj, obj.status)
+        return False
     obj.status = obj.Status.FAILED
-    obj.save(update_fields=["status"])
     logger.warning("provisioning of %s failed: %s", obj, reason)
+    return True
 
 
 def _place_orders(op: Operation, provider, now: datetime) -> bool:
@@ -455,23 +461,29 @@ def _waiting_delay(polls: int) -> timedelta:
     return min(POLL_INTERVAL_LIVE * (2 ** min(polls - 1, 10)), POLL_INTERVAL_MAX)
 
 
-def _activate(mailbox: Mailbox, connection: dict, now: datetime) -> None:
+def _activate(mailbox: Mailbox, connection: dict, now: datetime) -> bool:
+    """Activate a mailbox the vendor delivered, only if it is still provisioning. The owner may have removed it
+    after this poll read it (committed): writing the stale object back made it active again, renewed and charged
+    every month. A removed mailbox stays removed, exactly as if the removal had come first: its first month is
+    not refunded (removal never is), and the vendor sync deletes the vendor-side mailbox after the grace period
+    (it is `removed` with a `vendor_ref`). Returns whether it was activated."""
     from sending import crypto
 
-    mailbox.status = Mailbox.Status.ACTIVE
-    mailbox.activated_at = now
-    mailbox.renewals = 1  # the first month was paid with the purchase
-    mailbox.renews_at = add_months(now, 1)
-    fields = ["status", "activated_at", "renewals", "renews_at"]
+    fields = {"status": Mailbox.Status.ACTIVE, "activated_at": now,
+              "renewals": 1,  # the first month was paid with the purchase
+              "renews_at": add_months(now, 1)}
     for key in ("smtp_host", "smtp_port", "smtp_security", "smtp_username", "imap_host", "imap_port",
                 "imap_security", "imap_username", "auth", "oauth_provider"):
         if key in connection:
-            setattr(mailbox, key, connection[key])
-            fields.append(key)
+            fields[key] = connection[key]
     if connection.get("secret"):
-        mailbox.secret_encrypted = crypto.encrypt(connection["secret"])
-        fields.append("secret_encrypted")
-    mailbox.save(update_fields=fields)
+        fields["secret_encrypted"] = crypto.encrypt(connection["secret"])
+    if not Mailbox.objects.filter(pk=mailbox.pk, status=Mailbox.Status.PROVISIONING).update(**fields):
+        logger.info("mailbox %s was delivered by the vendor but is no longer provisioning: left as it is", mailbox)
+        return False
+    for key, value in fields.items():
+        setattr(mailbox, key, value)
+    return True
 
 
 def _finish(op: Operation, now: datetime) -> None:
@@ -663,7 +675,11 @@ def mailbox_vendor_sync(*, mailbox_id: str, now: datetime | None = None) -> str:
             provider.mailbox_suspend(ref=m.vendor_ref)
         else:
             provider.mailbox_resume(ref=m.vendor_ref)
-        Mailbox.objects.filter(pk=m.pk, status=m.status).update(vendor_suspended=suspend)
+        # Record what the vendor now holds whatever our status became meanwhile: a renewal may have reactivated
+        # the mailbox during the call (and its own sync found nothing to do). Conditional on the status, this
+        # write was lost and the vendor stayed suspended while we said active and in sync; recorded, the
+        # mismatch (active, vendor_suspended) is what `_vendor_out_of_sync` and the upkeep sweep repair.
+        Mailbox.objects.filter(pk=m.pk).update(vendor_suspended=suspend)
         return "suspended" if suspend else "resumed"
     except (ProviderError, OutcomeUnknown) as exc:
         logger.warning("vendor sync of mailbox %s failed, retried by the sweep: %s", m.pk, exc)

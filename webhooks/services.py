@@ -134,11 +134,15 @@ def endpoint_create(*, workspace: Workspace, url: str, events, created_by: User 
                     ) -> tuple[WebhookEndpoint, str]:
     url = _url_check(url)
     events = _events_check(events)
-    if WebhookEndpoint.objects.filter(workspace=workspace, deleted_at__isnull=True).count() >= MAX_ENDPOINTS:
-        raise errors.InvalidRequest(f"At most {MAX_ENDPOINTS} webhook endpoints per workspace.")
-    secret = secret_new()
-    endpoint = WebhookEndpoint.objects.create(id=new_id("whk_"), workspace=workspace, url=url, events=events,
-                                              secret=_seal(secret), created_by=created_by)
+    with transaction.atomic():
+        # Count under the workspace row lock: two creates counting at once each saw a free place and the
+        # workspace ended above the cap (check-then-insert under READ COMMITTED).
+        Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+        if WebhookEndpoint.objects.filter(workspace=workspace, deleted_at__isnull=True).count() >= MAX_ENDPOINTS:
+            raise errors.InvalidRequest(f"At most {MAX_ENDPOINTS} webhook endpoints per workspace.")
+        secret = secret_new()
+        endpoint = WebhookEndpoint.objects.create(id=new_id("whk_"), workspace=workspace, url=url, events=events,
+                                                  secret=_seal(secret), created_by=created_by)
     return endpoint, secret
 
 
@@ -354,7 +358,10 @@ def endpoints_disable_failing() -> int:
     for endpoint in WebhookEndpoint.objects.filter(status=WebhookEndpoint.Status.ACTIVE, deleted_at__isnull=True,
                                                    failing_since__lte=cutoff).select_related("workspace"):
         with transaction.atomic():
-            if not WebhookEndpoint.objects.filter(pk=endpoint.pk, status=WebhookEndpoint.Status.ACTIVE).update(
+            # Re-check the whole condition in the UPDATE: a delivery that succeeded since the SELECT cleared
+            # failing_since (and a deleted endpoint is left alone), so a recovered endpoint is not disabled.
+            if not WebhookEndpoint.objects.filter(pk=endpoint.pk, status=WebhookEndpoint.Status.ACTIVE,
+                                                  deleted_at__isnull=True, failing_since__lte=cutoff).update(
                     status=WebhookEndpoint.Status.DISABLED, disabled_at=timezone.now()):
                 continue
             WebhookDelivery.objects.filter(endpoint=endpoint, status=WebhookDelivery.Status.PENDING).update(

@@ -216,3 +216,44 @@ def test_live_items_stuck_past_the_deadline_fail_and_are_refunded(rich_api, rich
         traveller.shift(timedelta(minutes=6))
         assert tasks.operation_advance(op_id) == "partially_succeeded"
     assert account_get(workspace=ws).available_micros == after + 2250 * 10**6  # 1500 domain + 750 mailbox
+
+
+@pytest.mark.parametrize("vendor_answer", ["active", "failed"])
+def test_mailbox_removed_while_its_vendor_state_is_read_stays_removed(rich_api, rich, scripted, monkeypatch,
+                                                                      vendor_answer):
+    """The owner removes a mailbox (committed) after the poll selected it and while it asks the vendor. The
+    poll's write must not resurrect it (active, then renewed and charged every month) nor turn it into a
+    refunded failure: the result is the one of the removal coming first (removed, not refunded, deleted at the
+    vendor after the grace period)."""
+    from sending import byo
+
+    ws, owner, _ = rich
+    removed = {}
+    real_status = ScriptedProvider.mailbox_status
+
+    def removed_meanwhile(self, *, ref):
+        if not removed:
+            m = Mailbox.objects.get(vendor_ref=ref)
+            byo.mailbox_remove(mailbox=m)  # what the console's "Remove" commits between the poll's read and write
+            removed["id"] = m.id
+            scripted.status_script[ref] = [vendor_answer]
+        return real_status(self, ref=ref)
+
+    monkeypatch.setattr(ScriptedProvider, "mailbox_status", removed_meanwhile)
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        op_id = purchase(rich_api, owner)
+        after_purchase = account_get(workspace=ws).available_micros
+        assert run_until_final(op_id, traveller)[-1] == "succeeded"
+        m = Mailbox.objects.get(pk=removed["id"])
+        assert (m.status, m.renews_at, m.activated_at, m.secret_encrypted) == ("removed", None, None, "")
+        assert Mailbox.objects.filter(operation_id=op_id, status="active").count() == 5
+        op = Operation.objects.get(pk=op_id)
+        assert op.refunded_micros == 0
+        assert {x["status"] for x in op.result["mailboxes"] if x["mailbox_id"] == m.id} == {"removed"}
+        traveller.shift(timedelta(days=40))
+        tasks.upkeep_sweep()
+    assert not LedgerEntry.objects.filter(external_ref__startswith=f"upkeep:{m.id}:").exists()
+    assert LedgerEntry.objects.filter(external_ref__startswith="upkeep:").count() == 5  # the delivered five
+    assert account_get(workspace=ws).available_micros == after_purchase - 5 * 750 * 10**6
+    m.refresh_from_db()
+    assert m.status == "removed" and m.vendor_deleted_at is not None  # deleted at the vendor after the grace

@@ -130,3 +130,45 @@ def test_non_active_mailboxes_are_not_charged(rich):
         assert tasks.upkeep_sweep() == 0
     assert not LedgerEntry.objects.filter(kind="upkeep").exists()
     assert Mailbox.objects.filter(status="active").count() == 0
+
+
+def test_renewal_during_a_vendor_suspend_is_repaired_by_the_sweep(workspace, settings, monkeypatch):
+    """Sync 1 reads `suspended` and suspends the vendor-side mailbox; meanwhile a top-up renews and reactivates
+    it and sync 2 finds it active and (still) not suspended at the vendor, so does nothing. Sync 1 must record
+    that the vendor mailbox is now suspended even though the status changed, or the sweep never resumes it and
+    a paid, active mailbox stays dead at the vendor."""
+    from django.utils import timezone
+
+    from sending.models import Provider
+    from tests.sending.fakes import ScriptedProvider
+
+    settings.SENDING_PROVIDER = "tests.sending.fakes.ScriptedProvider"
+    monkeypatch.setattr(services, "_enqueue_vendor_sync", lambda mailbox: None)  # no broker: syncs run below
+    vendor = {}  # ref -> suspended at the vendor
+    syncs = []
+
+    def suspend(self, *, ref):
+        if not syncs:  # while this call is in flight: the renewal and its own sync
+            assert services.mailbox_renew(mailbox_id=m.id) == "active"
+            syncs.append(services.mailbox_vendor_sync(mailbox_id=m.id))
+        vendor[ref] = True
+
+    def resume(self, *, ref):
+        vendor[ref] = False
+
+    monkeypatch.setattr(ScriptedProvider, "mailbox_suspend", suspend)
+    monkeypatch.setattr(ScriptedProvider, "mailbox_resume", resume)
+    past = timezone.now() - timedelta(days=1)
+    m = make_active_mailbox(workspace, provider=Provider.VENDOR, vendor_ref="ref-m", status=Mailbox.Status.SUSPENDED,
+                            suspended_at=past, renews_at=past, vendor_suspended=False)
+    credits_grant(workspace=workspace, amount=credits("750"), memo="top-up")  # the renewal can pay
+    assert services.mailbox_vendor_sync(mailbox_id=m.id) == "suspended"
+    assert syncs == ["in_sync"]
+    m.refresh_from_db()
+    assert m.status == "active" and vendor["ref-m"] is True
+    assert m.vendor_suspended is True  # what the vendor really holds, so the sweep sees the mismatch
+    assert services.mailboxes_vendor_due() == [m.id]
+    tasks.upkeep_sweep()
+    m.refresh_from_db()
+    assert vendor["ref-m"] is False and m.vendor_suspended is False and m.status == "active"
+    assert services.mailboxes_vendor_due() == []
