@@ -10,6 +10,7 @@ from django.db import close_old_connections
 
 from replies import services
 from replies.models import InboundMessage, Reply
+from tests.rendezvous import Rendezvous
 from tests.replies.conftest import make_world, reply_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -74,17 +75,14 @@ def test_one_person_replying_in_two_campaigns_at_once_does_not_deadlock(workspac
         in_reply_to="<msg-0@outreach-sbx.test>", message_id="<r1@acme.com>"))
     second = services.inbound_store(mailbox=two.mailbox, source="smtp", raw=reply_bytes(
         to="sam@outreach-sbx.test", in_reply_to="<b-msg-0@outreach-sbx.test>", message_id="<r2@acme.com>"))
-    real_stop, both_stopped_own = campaigns_services.lead_stop, threading.Barrier(2)
+    real_stop, both_stopped_own = campaigns_services.lead_stop, Rendezvous(2)
     waited = threading.local()
 
     def stop_then_wait(*, lead, reason):  # each classification stops its own lead, then waits for the other's
         moved = real_stop(lead=lead, reason=reason)
         if not getattr(waited, "done", False):
             waited.done = True
-            try:
-                both_stopped_own.wait(5)  # with the lock order the other one is blocked before this point
-            except threading.BrokenBarrierError:
-                pass
+            both_stopped_own.wait()  # with the lock order the other one is blocked on a lock before this point
         return moved
 
     monkeypatch.setattr(campaigns_services, "lead_stop", stop_then_wait)
