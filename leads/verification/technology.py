@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from leads.verification import dnslayer
@@ -179,8 +179,13 @@ def technology_record(obs: Observation, *, now=None) -> TechnologyScan | None:
     found = detect(obs.mx, obs.txt)
     names = sorted(found)
     with transaction.atomic():
-        previous = (TechnologyScan.objects.select_for_update().filter(domain=obs.domain)
-                    .order_by("-scanned_at", "-id").first())
+        # one writer per domain at a time, then the latest scan read afresh: locking the latest row is not enough
+        # (a second writer would wait on it and then compare against it, not against the scan just inserted, and
+        # a domain's first scan has no row to lock). SQLite's IMMEDIATE transactions already queue writers.
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"technology_scan:{obs.domain}"])
+        previous = TechnologyScan.objects.filter(domain=obs.domain).order_by("-scanned_at", "-id").first()
         scan = TechnologyScan.objects.create(domain=obs.domain, technologies=names,
                                              records={"mx": obs.mx, "txt": obs.txt, "found": found},
                                              scanned_at=now)
