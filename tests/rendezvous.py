@@ -17,6 +17,9 @@ from django.db import connection
 def lock_waiters() -> int:
     """Sessions of this database blocked on a heavyweight lock (a row lock, a FOR UPDATE)."""
     with connection.cursor() as cursor:
+        # inside a transaction PostgreSQL keeps the first read of pg_stat_activity for the whole transaction:
+        # without clearing it, a thread that blocks after the first poll would never be seen
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                        "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()")
         return cursor.fetchone()[0]
