@@ -73,14 +73,15 @@ if total > limit then
 end
 return {1, total, oldest}
 """
-_scripts: dict[int, object] = {}
+_script = None  # one redis Script (its SHA1; loaded into the server on first NOSCRIPT), run with any client
 
 
 def _redis_hit(backend, client, subject: str, now_s: int, limit: int) -> tuple[bool, int, int | None]:
     """(allowed, total in the window counting this request, oldest counted second) in one round trip."""
-    script = _scripts.get(id(client))
-    if script is None:
-        script = _scripts[id(client)] = client.register_script(_HIT_SCRIPT)
+    global _script
+    script = _script
+    if script is None:  # Django's cache hands out a new client object per call (same pool): keep one Script
+        script = _script = client.register_script(_HIT_SCRIPT)
     allowed, total, oldest = script(keys=[backend.make_and_validate_key(f"rl:{subject}")],
                                     args=[now_s, WINDOW, limit], client=client)
     return bool(allowed), int(total), (int(oldest) if int(oldest) >= 0 else None)
