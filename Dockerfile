@@ -6,4 +6,4 @@ COPY . .
 RUN pip install --no-cache-dir .
 ENV SANDBOX=0 HOST=0.0.0.0 PORT=8000
 EXPOSE 8000
-CMD ["python", "-m", "uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--workers", "4", "--lifespan", "on", "--proxy-headers"]
+CMD ["python", "-m", "uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--workers", "4", "--lifespan", "on", "--timeout-keep-alive", "75", "--proxy-headers"]

@@ -13,6 +13,10 @@ given (install it in its own venv: python3 -m venv /tmp/litellm-venv && /tmp/lit
 'litellm[proxy]'). `--mode` (default both): streaming chat completions read to their end, and non-streamed ones; per request we record the
 time to the first content chunk and to the end of the stream. Added latency = proxy percentile minus the
 same percentile measured directly against the upstream in the same run, at the same concurrency.
+
+The service runs with the uvicorn options `manage.py serve` uses (core.management.commands.serve.web_options).
+The client spreads its connections over up to CLIENT_SHARDS httpx clients (see run_level); a request that fails
+is counted and named in its row (FAILED ...) instead of ending the run.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+CLIENT_SHARDS = 16
 
 
 # --- the fake upstream (run in its own process: `llm_overhead.py --serve-upstream PORT`) -------------------
@@ -170,17 +175,33 @@ async def run_level(url: str, headers: dict, body: dict, concurrency: int, round
 
     one_stream_or_once = one_stream if body.get("stream") else one_once
 
-    limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=concurrency + 10)
+    # The client's connections are split over several httpx clients, used in turn: one httpcore pool re-examines all
+    # its connections whenever a request starts or ends, so one pool of 200 busy connections cost this process 3-5x
+    # the CPU of the whole round against a slower target (it shares the 2 CPUs with the proxy it measures), and
+    # that showed up as up to 3 s of "added latency" for 200 non-streamed calls, for the service and LiteLLM alike.
+    shards = min(CLIENT_SHARDS, concurrency)
+    per_shard = -(-concurrency // shards) + 10
+    limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
     ttft, total = [], []
-    async with httpx.AsyncClient(timeout=120, limits=limits) as http:
-        await one_stream_or_once(http, url, headers, body)  # warm the pool and the server
+    failed: dict[str, int] = {}
+    clients = [httpx.AsyncClient(timeout=120, limits=limits) for _ in range(shards)]
+    try:
+        await one_stream_or_once(clients[0], url, headers, body)  # warm the pool and the server
         for _ in range(rounds):
-            results = await asyncio.gather(*(one_stream_or_once(http, url, headers, body) for _ in range(concurrency)))
-            for a, b in results:
-                ttft.append(a)
-                total.append(b)
-    return {"n": len(total), "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
-            "p50": pct(total, 50), "p99": pct(total, 99), "mean": statistics.fmean(total)}
+            results = await asyncio.gather(*(one_stream_or_once(clients[i % shards], url, headers, body)
+                                             for i in range(concurrency)), return_exceptions=True)
+            for result in results:
+                if isinstance(result, BaseException):  # counted and named in the report, not silently dropped
+                    name = f"{type(result).__name__}: {str(result)[:120]}"
+                    failed[name] = failed.get(name, 0) + 1
+                    continue
+                ttft.append(result[0])
+                total.append(result[1])
+    finally:
+        for http in clients:
+            await http.aclose()
+    return {"n": len(total), "failed": failed, "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
+            "p50": pct(total, 50), "p99": pct(total, 99), "mean": statistics.fmean(total) if total else float("nan")}
 
 
 # --- main ----------------------------------------------------------------------------------------------------
@@ -227,8 +248,12 @@ def main() -> None:
         out = subprocess.run([PY, "manage.py", "create_workspace", "--email", "bench@example.com", "--credits", "10000000",
                               "--json"], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
         api_key = json.loads(out.strip().splitlines()[-1])["api_key"]
+        # the web server as `manage.py serve` starts it (same uvicorn options), without its access log
+        sys.path.insert(0, str(ROOT))
+        from core.management.commands.serve import web_options
+
         procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port",
-                                       str(svc_port), "--log-level", "warning", "--no-access-log", "--backlog", "4096"],
+                                       str(svc_port), "--log-level", "warning", "--no-access-log", *web_options()],
                                       cwd=ROOT, env=env))
         wait_port(svc_port, procs[-1])
 
@@ -286,8 +311,8 @@ def main() -> None:
                 rows.append((f"{mode} {level}", name, m, added50, added99, (m["ttft_p50"] - base["ttft_p50"]) * 1000))
                 print(f"{mode:6} c={level:<4} {name:8} n={m['n']:<4} total p50 {m['p50']*1000:8.2f} ms p99 {m['p99']*1000:8.2f} ms | "
                       f"added p50 {added50:7.2f} ms p99 {added99:7.2f} ms | ttft added p50 "
-                      f"{(m['ttft_p50'] - base['ttft_p50']) * 1000:7.2f} ms | proxy CPU {m['cpu_ms']:6.2f} ms/stream",
-                      flush=True)
+                      f"{(m['ttft_p50'] - base['ttft_p50']) * 1000:7.2f} ms | proxy CPU {m['cpu_ms']:6.2f} ms/stream"
+                      + (f" | FAILED {sum(m['failed'].values())}: {m['failed']}" if m["failed"] else ""), flush=True)
             if "litellm" in measured:
                 ours = measured["service"]["p50"] - base["p50"]
                 theirs = measured["litellm"]["p50"] - base["p50"]

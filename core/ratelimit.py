@@ -3,8 +3,11 @@
 Counts live in one-second buckets; the window is the last 60 buckets. A request increments its bucket
 first and then sums the window, so concurrent requests can only be refused too eagerly, never admitted
 past the limit. A refused request gives its increment back. With REDIS_URL set the cache is Redis, so
-every web process shares the counts (one key per bucket, one pipelined round trip). Otherwise the cache
-is the process's own memory (LocMemCache): the window is one cache entry per subject, a dict of buckets
+every web process shares the counts: the window is one Redis hash per subject (field = second), and one
+script (EVALSHA, one round trip) increments, sums, drops stale seconds and gives a refused increment back,
+atomically. (It was INCR + EXPIRE + MGET of sixty bucket keys: building the sixty keys, packing them and
+parsing sixty values back was two thirds of the LLM door's hold step on PostgreSQL + Redis.) Otherwise the
+cache is the process's own memory (LocMemCache): the window is one cache entry per subject, a dict of buckets
 updated under a lock (sixty separate entries cost a third of a millisecond per request to read back).
 """
 
@@ -34,10 +37,6 @@ class RateInfo:
         return h
 
 
-def _bucket_key(subject: str, second: int) -> str:
-    return f"rl:{subject}:{second}"
-
-
 def _redis():
     """The redis client behind Django's RedisCache, or None for any other cache backend."""
     from django.core.cache import caches
@@ -49,16 +48,43 @@ def _redis():
     return backend, backend._cache.get_client(write=True)
 
 
-def _redis_counts(backend, client, subject: str, now_s: int, seconds: list[int]) -> dict[int, int]:
-    """Increment this second's bucket and read the window in one round trip (a pipeline: INCR, EXPIRE, MGET).
-    Same keys and values as the cache API (Django's Redis serializer stores integers unpickled)."""
-    keys = [backend.make_and_validate_key(_bucket_key(subject, s)) for s in seconds]
-    pipe = client.pipeline(transaction=False)
-    pipe.incr(keys[-1])
-    pipe.expire(keys[-1], WINDOW + 5)
-    pipe.mget(keys)
-    _, _, values = pipe.execute()
-    return {s: int(v) for s, v in zip(seconds, values, strict=True) if v is not None}
+# KEYS[1]: the subject's hash; ARGV: now (s), window (s), limit. Returns {allowed, total, oldest second or -1}.
+# Seconds after `now` (a process whose clock is ahead) are kept but not counted, as before; seconds older than the
+# window plus a margin (a process whose clock is behind) are dropped.
+_HIT_SCRIPT = """
+local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('EXPIRE', KEYS[1], window + 5)
+local flat = redis.call('HGETALL', KEYS[1])
+local total, oldest, stale = 0, -1, {}
+for i = 1, #flat, 2 do
+  local s, c = tonumber(flat[i]), tonumber(flat[i + 1])
+  if s <= now - window - 5 then
+    stale[#stale + 1] = flat[i]
+  elseif s > now - window and s <= now and c > 0 then
+    total = total + c
+    if oldest < 0 or s < oldest then oldest = s end
+  end
+end
+if #stale > 0 then redis.call('HDEL', KEYS[1], unpack(stale)) end
+if total > limit then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+  return {0, total, oldest}
+end
+return {1, total, oldest}
+"""
+_script = None  # one redis Script (its SHA1; loaded into the server on first NOSCRIPT), run with any client
+
+
+def _redis_hit(backend, client, subject: str, now_s: int, limit: int) -> tuple[bool, int, int | None]:
+    """(allowed, total in the window counting this request, oldest counted second) in one round trip."""
+    global _script
+    script = _script
+    if script is None:  # Django's cache hands out a new client object per call (same pool): keep one Script
+        script = _script = client.register_script(_HIT_SCRIPT)
+    allowed, total, oldest = script(keys=[backend.make_and_validate_key(f"rl:{subject}")],
+                                    args=[now_s, WINDOW, limit], client=client)
+    return bool(allowed), int(total), (int(oldest) if int(oldest) >= 0 else None)
 
 
 _local_lock = threading.Lock()
@@ -77,28 +103,22 @@ def _local_counts(subject: str, now_s: int, delta: int) -> dict[int, int]:
 def hit(subject: str, *, limit: int | None = None, now: float | None = None) -> RateInfo:
     limit = settings.RATE_LIMIT_PER_MINUTE if limit is None else limit
     now_s = int(now if now is not None else time.time())
-    key = _bucket_key(subject, now_s)
-    seconds = list(range(now_s - WINDOW + 1, now_s + 1))
     redis = _redis()
     if redis is not None:
-        counts = _redis_counts(*redis, subject, now_s, seconds)
+        allowed, total, oldest = _redis_hit(*redis, subject, now_s, limit)
     else:
         counts = _local_counts(subject, now_s, 1)
-    total = 0
-    oldest = None
-    for s in seconds:
-        c = counts.get(s) or 0
-        if c and oldest is None:
-            oldest = s
-        total += c
-    reset = (oldest + WINDOW - now_s) if oldest is not None else 0
-    if total > limit:
-        if redis is None:
+        total = 0
+        oldest = None
+        for s in range(now_s - WINDOW + 1, now_s + 1):
+            c = counts.get(s) or 0
+            if c and oldest is None:
+                oldest = s
+            total += c
+        allowed = total <= limit
+        if not allowed:
             _local_counts(subject, now_s, -1)
-        else:
-            try:
-                cache.decr(key)
-            except ValueError:
-                pass
+    reset = (oldest + WINDOW - now_s) if oldest is not None else 0
+    if not allowed:
         return RateInfo(limit=limit, remaining=0, reset=max(1, reset), allowed=False)
     return RateInfo(limit=limit, remaining=max(0, limit - total), reset=max(0, reset), allowed=True)

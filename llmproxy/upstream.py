@@ -9,6 +9,7 @@ import json
 import threading
 import weakref
 
+import httpcore
 import httpx
 
 from core import errors
@@ -34,12 +35,78 @@ def _verify():
     return _ssl_context
 
 
-def _client_kwargs(model: Model) -> dict:
+class _CoalescingStream(httpcore.AsyncNetworkStream):
+    """A connection to the provider whose writes are held until the next read: httpcore writes a request's header
+    block and its body separately, so every upstream call was two socket writes (two segments, and the provider's
+    process woken for the first one alone). HTTP/1.1 always reads the response after sending a request, so the
+    request goes out whole, in one write, when that read starts. A write error then surfaces from the read (an
+    httpx error either way: 502, nothing charged)."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream):
+        self._stream = stream
+        self._pending: list[bytes] = []
+
+    async def _flush(self, timeout) -> None:
+        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending.clear()
+        await self._stream.write(data, timeout)
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._pending:
+            await self._flush(timeout)
+        return await self._stream.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if buffer:
+            self._pending.append(bytes(buffer))
+
+    async def aclose(self) -> None:
+        self._pending.clear()
+        await self._stream.aclose()
+
+    async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+        if self._pending:  # e.g. a proxy's CONNECT
+            await self._flush(timeout)
+        return _CoalescingStream(await self._stream.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str):
+        return self._stream.get_extra_info(info)
+
+
+class _CoalescingBackend(httpcore.AsyncNetworkBackend):
+    def __init__(self, backend: httpcore.AsyncNetworkBackend):
+        self._backend = backend
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return _CoalescingStream(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        return _CoalescingStream(await self._backend.connect_unix_socket(path, timeout, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+def _async_transport() -> httpx.AsyncHTTPTransport:
+    """httpx's transport, its connection pool's network backend wrapped by _CoalescingBackend (httpx has no
+    parameter for the backend; the pool keeps it in `_network_backend` and hands it to each new connection)."""
+    transport = httpx.AsyncHTTPTransport(verify=_verify(), limits=LIMITS, trust_env=False)
+    pool = transport._pool
+    backend = getattr(pool, "_network_backend", None)
+    if isinstance(pool, httpcore.AsyncConnectionPool) and backend is not None:
+        pool._network_backend = _CoalescingBackend(backend)
+    return transport
+
+
+def _client_kwargs(model: Model, *, asynchronous: bool = False) -> dict:
     kwargs = {"timeout": TIMEOUT, "limits": LIMITS, "follow_redirects": False, "trust_env": False,
               "verify": _verify()}
     if model.is_echo:
         kwargs["transport"] = EchoTransport()
         kwargs.pop("limits")
+    elif asynchronous:
+        kwargs["transport"] = _async_transport()
+        del kwargs["limits"], kwargs["verify"]
     return kwargs
 
 
@@ -59,7 +126,7 @@ def async_client(model: Model) -> httpx.AsyncClient:
     if shards is None:
         count = 1 if model.is_echo else POOL_SHARDS
         shards = per_loop[model.upstream_base_url] = (
-            [httpx.AsyncClient(**_client_kwargs(model)) for _ in range(count)], itertools.count())
+            [httpx.AsyncClient(**_client_kwargs(model, asynchronous=True)) for _ in range(count)], itertools.count())
     clients, turn = shards
     return clients[next(turn) % len(clients)]
 

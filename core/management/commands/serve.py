@@ -36,12 +36,28 @@ def _die_with_parent():  # runs in the child between fork and exec
             pass
 
 
+# The web server's options (bench/llm_overhead.py starts the service with the same ones). uvicorn picks uvloop and
+# httptools itself (both come with uvicorn[standard]).
+# Keep-alive: uvicorn closes an idle client connection after 5 s by default, the same idle time after which httpx
+# (and the openai client built on it) stops reusing one, so a busy client can send a request on a connection the
+# server is closing at that moment and get a reset (httpx ReadError). The server keeps idle connections longer than
+# the clients' pools do (75 s, as nginx does and load balancers expect of the server behind them), so the client
+# closes first. WEB_KEEPALIVE_SECONDS sets it (the Procfile and Dockerfile pass 75 too).
+WEB_KEEPALIVE_SECONDS = int(os.environ.get("WEB_KEEPALIVE_SECONDS", "75"))
+WEB_BACKLOG = 4096  # bursts of new connections wait in the kernel's accept queue instead of being refused
+
+
+def web_options() -> list[str]:
+    return ["--lifespan", "on", "--timeout-graceful-shutdown", "5", "--timeout-keep-alive", str(WEB_KEEPALIVE_SECONDS),
+            "--backlog", str(WEB_BACKLOG)]
+
+
 def child_commands() -> dict[str, list[str]]:
     py = sys.executable
     manage = str(settings.BASE_DIR / "manage.py")
     cmds = {
         "web": [py, "-m", "uvicorn", "config.asgi:application", "--host", settings.HOST, "--port", str(settings.PORT),
-                "--lifespan", "on", "--timeout-graceful-shutdown", "5"],
+                *web_options()],
         "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
                    "--concurrency", os.environ.get("WORKER_CONCURRENCY", "4"), "--without-gossip", "--without-mingle",
                    "--hostname", f"worker-{os.getpid()}@%h"],
