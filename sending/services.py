@@ -287,10 +287,12 @@ def _unknown(op: Operation, what: str, now: datetime) -> None:
 
 
 def _failed_item(obj, reason: str) -> bool:
-    """Mark a domain or mailbox failed, only if its status is still the one this step read: the owner may have
-    removed the mailbox meanwhile (committed), and a removed mailbox stays removed (not refunded, as when the
-    removal comes first; its vendor order, if any, is deleted by the vendor sync after the grace period)."""
-    if not type(obj).objects.filter(pk=obj.pk, status=obj.status).update(status=obj.Status.FAILED):
+    """Mark a domain or mailbox failed, only if its status is still the one this step read, or `removed`: the
+    owner may have removed the mailbox meanwhile (committed). The vendor never delivered it, so it is a miss
+    and refunded like any failure (misses are never charged); a removal is not refunded only when the mailbox
+    was delivered. A status that moved on otherwise is left alone."""
+    statuses = {obj.status} | ({Mailbox.Status.REMOVED} if isinstance(obj, Mailbox) else set())
+    if not type(obj).objects.filter(pk=obj.pk, status__in=statuses).update(status=obj.Status.FAILED):
         logger.info("provisioning of %s failed, but it is no longer %s: left as it is", obj, obj.status)
         return False
     obj.status = obj.Status.FAILED

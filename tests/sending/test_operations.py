@@ -219,12 +219,12 @@ def test_live_items_stuck_past_the_deadline_fail_and_are_refunded(rich_api, rich
 
 
 @pytest.mark.parametrize("vendor_answer", ["active", "failed"])
-def test_mailbox_removed_while_its_vendor_state_is_read_stays_removed(rich_api, rich, scripted, monkeypatch,
+def test_mailbox_removed_while_its_vendor_state_is_read_is_not_resurrected(rich_api, rich, scripted, monkeypatch,
                                                                       vendor_answer):
-    """The owner removes a mailbox (committed) after the poll selected it and while it asks the vendor. The
-    poll's write must not resurrect it (active, then renewed and charged every month) nor turn it into a
-    refunded failure: the result is the one of the removal coming first (removed, not refunded, deleted at the
-    vendor after the grace period)."""
+    """The owner removes a mailbox (committed) after the poll selected it and while it asks the vendor. A
+    delivered mailbox must not be resurrected by the poll's write (active, then renewed and charged every
+    month): it stays removed, not refunded (it was delivered), deleted at the vendor after the grace period.
+    One the vendor failed to deliver was never had: it is a failure and refunded, removed or not."""
     from sending import byo
 
     ws, owner, _ = rich
@@ -243,17 +243,24 @@ def test_mailbox_removed_while_its_vendor_state_is_read_stays_removed(rich_api, 
     with time_machine.travel(timezone.now(), tick=False) as traveller:
         op_id = purchase(rich_api, owner)
         after_purchase = account_get(workspace=ws).available_micros
-        assert run_until_final(op_id, traveller)[-1] == "succeeded"
+        final = run_until_final(op_id, traveller)[-1]
         m = Mailbox.objects.get(pk=removed["id"])
-        assert (m.status, m.renews_at, m.activated_at, m.secret_encrypted) == ("removed", None, None, "")
+        status = "removed" if vendor_answer == "active" else "failed"
+        assert (m.status, m.renews_at, m.activated_at, m.secret_encrypted) == (status, None, None, "")
         assert Mailbox.objects.filter(operation_id=op_id, status="active").count() == 5
         op = Operation.objects.get(pk=op_id)
-        assert op.refunded_micros == 0
-        assert {x["status"] for x in op.result["mailboxes"] if x["mailbox_id"] == m.id} == {"removed"}
+        if vendor_answer == "active":
+            assert final == "succeeded" and op.refunded_micros == 0
+        else:  # not delivered: the month paid with the purchase comes back
+            assert final == "partially_succeeded" and op.refunded_micros == 750 * 10**6
+            assert account_get(workspace=ws).available_micros == after_purchase + 750 * 10**6
+        assert {x["status"] for x in op.result["mailboxes"] if x["mailbox_id"] == m.id} == {status}
         traveller.shift(timedelta(days=40))
         tasks.upkeep_sweep()
     assert not LedgerEntry.objects.filter(external_ref__startswith=f"upkeep:{m.id}:").exists()
     assert LedgerEntry.objects.filter(external_ref__startswith="upkeep:").count() == 5  # the delivered five
-    assert account_get(workspace=ws).available_micros == after_purchase - 5 * 750 * 10**6
+    refund = 0 if vendor_answer == "active" else 750 * 10**6
+    assert account_get(workspace=ws).available_micros == after_purchase + refund - 5 * 750 * 10**6
     m.refresh_from_db()
-    assert m.status == "removed" and m.vendor_deleted_at is not None  # deleted at the vendor after the grace
+    if vendor_answer == "active":
+        assert m.status == "removed" and m.vendor_deleted_at is not None  # deleted at the vendor after the grace
