@@ -425,7 +425,7 @@ def _lock_members(ws, membership, member_id):
     gone). Every change that can lower the owner count takes the workspace lock first, so two owners demoting
     or removing each other cannot both count two owners before either commits (write skew under READ
     COMMITTED, which left a workspace with no owner); the acting member's role is read after that lock too."""
-    Workspace.objects.select_for_update().filter(pk=ws.pk).first()
+    Workspace.objects.select_for_update(no_key=True).filter(pk=ws.pk).first()  # inserts referencing it go on
     actor = Membership.objects.filter(pk=membership.pk).first()
     target = Membership.objects.select_for_update().filter(workspace=ws, pk=member_id).select_related("user").first()
     return actor, target

@@ -95,13 +95,17 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
                 # above; that time must not be overwritten (its task then finds the lease gone and does nothing)
                 CampaignLead.objects.filter(pk__in=pks[i:i + 500], state=CampaignLead.State.ACTIVE,
                                             next_send_at__lte=now).update(next_send_at=when)
-    # after the commit: moving or stopping such a lead locks its campaign, and a lead lock must never be awaited
-    # while a campaign row is held (campaign_maybe_complete's lock order)
-    for pk in gone:
-        sender.lead_mailbox_gone(lead_id=pk, now=now)
     stats["dispatched"] = len(dispatched)
-    if dispatched:
+    if dispatched:  # the leases are committed: dispatch before anything else can fail
         (dispatch or _dispatch_celery)(dispatched)
+    # after the commit: moving or stopping such a lead locks its campaign, and a lead lock must never be awaited
+    # while a campaign row is held (campaign_maybe_complete's lock order). Each on its own: one that fails (a
+    # deadlock victim) is logged and found again by the next tick
+    for pk in gone:
+        try:
+            sender.lead_mailbox_gone(lead_id=pk, now=now)
+        except Exception:  # noqa: BLE001
+            logger.exception("lead %s: its mailbox is gone, and moving or stopping it failed; next tick retries", pk)
     return stats
 
 

@@ -89,11 +89,11 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
     (on PostgreSQL neither would complete it). So the campaign row is locked before leads are counted: the
     second checker waits for the first one's transaction to commit, and under READ COMMITTED its count, a new
     statement, then sees that lead finished. Lock order: lead rows (in primary-key order when a transaction
-    stops several: replies' effects lock them all first), then campaign rows; no path locks a campaign and
+    stops several: replies' effects and corrections lock them all first), then campaign rows; no path locks a campaign and
     then waits for a lead (resume stops its suppressed leads after its commit, the scheduler tick moves leads
     whose mailbox is gone after its own transaction)."""
     with transaction.atomic():
-        locked = (Campaign.objects.select_for_update()
+        locked = (Campaign.objects.select_for_update(no_key=True)  # inserts that reference it (claims) go on
                   .filter(pk=campaign_id, state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED]).first())
         if locked is None:
             return False

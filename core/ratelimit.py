@@ -49,8 +49,9 @@ def _redis():
 
 
 # KEYS[1]: the subject's hash; ARGV: now (s), window (s), limit. Returns {allowed, total, oldest second or -1}.
-# Seconds after `now` (a process whose clock is ahead) are kept but not counted, as before; seconds older than the
-# window plus a margin (a process whose clock is behind) are dropped.
+# Seconds after this process's `now` (written by a process whose clock is ahead) are kept but not counted, as before;
+# seconds older than the window plus a margin are dropped (so a process whose clock runs more than 5 s ahead drops
+# seconds the others still count: keep the web hosts' clocks synchronised, as any rate limit by time needs).
 _HIT_SCRIPT = """
 local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('HINCRBY', KEYS[1], ARGV[1], 1)

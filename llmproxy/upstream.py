@@ -45,20 +45,22 @@ class _CoalescingStream(httpcore.AsyncNetworkStream):
     def __init__(self, stream: httpcore.AsyncNetworkStream):
         self._stream = stream
         self._pending: list[bytes] = []
+        self._write_timeout: float | None = None  # the writes' own timeout (not the read's), kept for the flush
 
-    async def _flush(self, timeout) -> None:
+    async def _flush(self) -> None:
         data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
         self._pending.clear()
-        await self._stream.write(data, timeout)
+        await self._stream.write(data, self._write_timeout)
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         if self._pending:
-            await self._flush(timeout)
+            await self._flush()
         return await self._stream.read(max_bytes, timeout)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if buffer:
             self._pending.append(bytes(buffer))
+            self._write_timeout = timeout
 
     async def aclose(self) -> None:
         self._pending.clear()
@@ -66,7 +68,7 @@ class _CoalescingStream(httpcore.AsyncNetworkStream):
 
     async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
         if self._pending:  # e.g. a proxy's CONNECT
-            await self._flush(timeout)
+            await self._flush()
         return _CoalescingStream(await self._stream.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str):

@@ -251,8 +251,15 @@ TAG_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]+>", re.S | re.I)
 BLOCK_RE = re.compile(r"<\s*(br|/p|/div|/li|/tr|/h\d|blockquote|/blockquote)\b[^>]*>", re.I)
 
 
+INNER_BLOCKQUOTE_RE = re.compile(r"<blockquote\b(?:(?!<blockquote\b).)*?</blockquote\s*>", re.S | re.I)
+
+
 def html_to_text(value: str) -> str:
-    value = re.sub(r"<blockquote\b.*?</blockquote\s*>", "\n>\n\n", value, flags=re.S | re.I)  # quoted thread
+    # the quoted thread: blockquotes nest (each earlier message inside the one after it), so the innermost goes
+    # first, until none is left; each becomes one ">" line
+    value, n = INNER_BLOCKQUOTE_RE.subn("\n>\n\n", value)
+    while n:
+        value, n = INNER_BLOCKQUOTE_RE.subn("\n>\n\n", value)
     value = BLOCK_RE.sub("\n", value)
     value = TAG_RE.sub("", value)
     return html.unescape(value)
@@ -471,7 +478,11 @@ def _below_quote(text: str) -> str:
         elif reading or (seen_quote and blank):
             reading = True
             out.append(line)
-    own, _ = _own_lines("\n".join(out))
+    # a paragraph that is a legal or confidentiality footer (a mail gateway appends it below everything) is
+    # not the person's answer
+    paragraphs = [p for p in "\n".join(out).split("\n\n")
+                  if not (DISCLAIMER_RE.search(p) and len(p.split()) >= 12)]
+    own, _ = _own_lines("\n\n".join(paragraphs))
     return own
 
 
@@ -481,6 +492,10 @@ def strip_quotes_and_signature(text: str) -> str:
     is read below it: the answer written under (or between) the quoted lines."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     own, header = _own_lines(text)
+    if not own and header is None:  # cut at a mobile footer or a signature: a reply header may follow it
+        cut, _ = _first_cut(text)
+        later = [m for rx in REPLY_HEADER_RES if (m := rx.search(text, cut))]
+        header = min(later, key=lambda m: m.start()) if later else None
     if not own and header is not None:
         own = _below_quote(text[header.end():])
     return own

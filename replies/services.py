@@ -255,7 +255,7 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
             SentMessage.objects.filter(pk=reply.sent_message_id).update(bounced=True)
     elif reply.from_email:
         addresses.append(reply.from_email)
-    addresses = [a for a in dict.fromkeys(_text(a.lower(), 254) for a in addresses if a and "@" in a)]
+    addresses = [a for a in dict.fromkeys(_text(a.strip().lower(), 254) for a in addresses if a and "@" in a)]
     # every lead this reply may stop (its own, and any lead of the workspace at a suppressed address) is locked
     # first, in primary-key order: two replies stopping each other's leads (one person in two campaigns) then
     # queue up instead of deadlocking, and campaign rows are locked only after (campaign_maybe_complete)

@@ -137,7 +137,7 @@ def endpoint_create(*, workspace: Workspace, url: str, events, created_by: User 
     with transaction.atomic():
         # Count under the workspace row lock: two creates counting at once each saw a free place and the
         # workspace ended above the cap (check-then-insert under READ COMMITTED).
-        Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+        Workspace.objects.select_for_update(no_key=True).filter(pk=workspace.pk).first()  # inserts referencing it go on
         if WebhookEndpoint.objects.filter(workspace=workspace, deleted_at__isnull=True).count() >= MAX_ENDPOINTS:
             raise errors.InvalidRequest(f"At most {MAX_ENDPOINTS} webhook endpoints per workspace.")
         secret = secret_new()
