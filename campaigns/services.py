@@ -6,7 +6,7 @@ import logging
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignLead, Suppression
@@ -61,6 +61,18 @@ def lead_stop(*, lead: CampaignLead, reason: str) -> bool:
                                                                                 None, now)
             campaign_maybe_complete(campaign_id=lead.campaign_id)
     return bool(moved)
+
+
+def leads_lock_for_stop(*, workspace, emails, lead_pk=None) -> None:
+    """Lock, in primary-key order, every lead a transaction may stop: the workspace's active or pending leads
+    at these addresses (and lead `lead_pk`). Call it first in a transaction that stops several leads (a reply's
+    effects, a correction): two of them stopping each other's leads then queue up instead of deadlocking, and
+    campaign rows are locked only after, in campaign_maybe_complete (the lock order described there)."""
+    match = Q(workspace=workspace, email__in=list(dict.fromkeys(emails)))
+    if lead_pk is not None:
+        match |= Q(pk=lead_pk)
+    list(CampaignLead.objects.select_for_update().filter(
+        match, state__in=[CampaignLead.State.ACTIVE, CampaignLead.State.PENDING]).order_by("pk").values_list("pk", flat=True))
 
 
 def campaigns_complete_finished(*, limit: int = 100) -> int:

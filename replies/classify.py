@@ -449,17 +449,17 @@ def _signature_only(lines: list[str]) -> bool:
     return contact
 
 
-def _own_lines(text: str) -> tuple[str, re.Match | None]:
+def _own_lines(text: str) -> tuple[str, int, re.Match | None]:
     """The text above the first cut, quoted lines dropped, cut at a sign-off line ("Best,", "Merci": what
-    follows is a name and a signature); empty when only a signature block is left. Also the reply header
-    the text was cut at, if any."""
+    follows is a name and a signature); empty when only a signature block is left. Also where the cut is and
+    the reply header found there, if any."""
     cut, header = _first_cut(text)
     lines = [ln for ln in text[:cut].split("\n") if not ln.lstrip().startswith(">")]
     for i, line in enumerate(lines):
         if i > 0 and SIGN_OFF_RE.match(line):
             lines = lines[:i]
             break
-    return ("" if _signature_only(lines) else "\n".join(lines).strip()), header
+    return ("" if _signature_only(lines) else "\n".join(lines).strip()), cut, header
 
 
 def _below_quote(text: str) -> str:
@@ -482,8 +482,7 @@ def _below_quote(text: str) -> str:
     # not the person's answer
     paragraphs = [p for p in "\n".join(out).split("\n\n")
                   if not (DISCLAIMER_RE.search(p) and len(p.split()) >= 12)]
-    own, _ = _own_lines("\n\n".join(paragraphs))
-    return own
+    return _own_lines("\n\n".join(paragraphs))[0]
 
 
 def strip_quotes_and_signature(text: str) -> str:
@@ -491,9 +490,8 @@ def strip_quotes_and_signature(text: str) -> str:
     reply that carries only an automatic signature block is empty. A reply with nothing above its reply header
     is read below it: the answer written under (or between) the quoted lines."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    own, header = _own_lines(text)
+    own, cut, header = _own_lines(text)
     if not own and header is None:  # cut at a mobile footer or a signature: a reply header may follow it
-        cut, _ = _first_cut(text)
         later = [m for rx in REPLY_HEADER_RES if (m := rx.search(text, cut))]
         header = min(later, key=lambda m: m.start()) if later else None
     if not own and header is not None:

@@ -37,7 +37,7 @@ def reply_correct(*, workspace, reply_id: str, label: str, user) -> ReplyCorrect
     """Correct a classified reply's label. Returns the recorded correction, or None when the label is already
     `label` (nothing to record). Unknown reply (or another workspace's): NotFound. Unclassified: InvalidRequest."""
     from campaigns.models import CampaignLead, Suppression
-    from campaigns.services import suppression_add
+    from campaigns.services import leads_lock_for_stop, suppression_add
 
     if label not in Classification.values:
         raise errors.InvalidRequest(details={"fields": {"label": [f"One of {', '.join(Classification.values)}."]}})
@@ -68,11 +68,7 @@ def reply_correct(*, workspace, reply_id: str, label: str, user) -> ReplyCorrect
         if label != "bounce" and reply.from_email and "@" in reply.from_email:
             addresses.append(reply.from_email.lower())
         ours = _sources(reply)
-        # the leads a new suppression may stop, locked first in primary-key order (then campaign rows, as
-        # campaign_maybe_complete locks them): the same order as a reply's effects, so no deadlock between them
-        list(CampaignLead.objects.select_for_update().filter(
-            workspace=workspace, email__in=list(dict.fromkeys(addresses)),
-            state__in=[CampaignLead.State.ACTIVE, CampaignLead.State.PENDING]).order_by("pk").values_list("pk", flat=True))
+        leads_lock_for_stop(workspace=workspace, emails=addresses)  # the leads a new suppression may stop
         for address in dict.fromkeys(addresses):
             existing = Suppression.objects.select_for_update().filter(workspace=workspace, email=address).first()
             if existing is None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from replies import classify as cl
@@ -237,8 +237,8 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
 
 
 def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
-    from campaigns.models import CampaignLead, SentMessage
-    from campaigns.services import lead_stop, suppression_add
+    from campaigns.models import SentMessage
+    from campaigns.services import lead_stop, leads_lock_for_stop, suppression_add
 
     reason = verdict.suppression_reason
     if reason is None or reply.campaign_lead_id is None:
@@ -256,12 +256,7 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
     elif reply.from_email:
         addresses.append(reply.from_email)
     addresses = [a for a in dict.fromkeys(_text(a.strip().lower(), 254) for a in addresses if a and "@" in a)]
-    # every lead this reply may stop (its own, and any lead of the workspace at a suppressed address) is locked
-    # first, in primary-key order: two replies stopping each other's leads (one person in two campaigns) then
-    # queue up instead of deadlocking, and campaign rows are locked only after (campaign_maybe_complete)
-    list(CampaignLead.objects.select_for_update().filter(
-        Q(pk=lead.pk) | Q(workspace=workspace, email__in=addresses),
-        state__in=[CampaignLead.State.ACTIVE, CampaignLead.State.PENDING]).order_by("pk").values_list("pk", flat=True))
+    leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pk=lead.pk)  # one person in two campaigns
     stopped = [lead.pk] if lead_stop(lead=lead, reason=reason) else []
     for addr in addresses:
         suppression_add(workspace=workspace, email=addr, reason=reason, source=source)

@@ -47,3 +47,24 @@ class Rendezvous:
                 raise TimeoutError(f"{missing} thread(s) neither arrived nor blocked on a lock")
             with self.cond:
                 self.cond.wait(0.01)  # poll: woken at once by an arrival
+
+
+def in_threads(*targets) -> list[Exception]:
+    """Run each callable in its own thread (each with its own database connection, closed after) and return
+    the exceptions they raised, for the caller to assert on."""
+    failures: list[Exception] = []
+
+    def run(fn):
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - returned to the caller
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(fn,)) for fn in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return failures

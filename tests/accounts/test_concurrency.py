@@ -1,6 +1,5 @@
 """Races on workspace membership (PostgreSQL, real threads, real row locks)."""
 
-import threading
 
 import pytest
 from django.db import connection
@@ -9,31 +8,12 @@ from django.test import Client
 from accounts import console_auth, console_views
 from accounts.models import Membership, Workspace
 from tests.factories import UserFactory, make_workspace
-from tests.rendezvous import Rendezvous
+from tests.rendezvous import Rendezvous, in_threads
 
 
 def _needs_postgresql():
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL row locks (SQLite serializes the two writers instead)")
-
-
-def _run(*targets):
-    errors = []
-
-    def wrap(fn):
-        try:
-            fn()
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=wrap, args=(fn,)) for fn in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert errors == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -69,7 +49,7 @@ def test_two_owners_demoting_or_removing_each_other_leave_one_owner(monkeypatch,
             assert r.status_code in (302, 404), r.status_code
         return run
 
-    _run(act(first, members[second.pk], actions[0]), act(second, members[first.pk], actions[1]))
+    assert in_threads(act(first, members[second.pk], actions[0]), act(second, members[first.pk], actions[1])) == []
     assert Membership.objects.filter(workspace=ws, role=Membership.Role.OWNER).count() == 1
 
 
@@ -95,7 +75,7 @@ def test_first_console_requests_at_once_create_one_workspace(monkeypatch):
         c.force_login(user)
         assert c.get("/console/").status_code == 200
 
-    _run(first_page, first_page)
+    assert in_threads(first_page, first_page) == []
     assert Membership.objects.filter(user=user).count() == 1
     assert Workspace.objects.count() == 1  # no second workspace, no second signup grant
     console_auth.ensure_workspace(user=user)  # a later call changes nothing

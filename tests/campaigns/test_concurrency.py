@@ -11,6 +11,7 @@ from campaigns.services import campaign_maybe_complete
 from sending.testing import make_active_mailbox
 from tests.campaigns.conftest import ALWAYS, sink_messages
 from tests.campaigns.helpers import create, launch
+from tests.rendezvous import in_threads
 
 
 @pytest.mark.django_db(transaction=True)
@@ -56,24 +57,14 @@ def test_last_two_leads_finishing_at_once_complete_the_campaign(api, owner, work
                  sending_window=ALWAYS).json()["result"]["campaign_id"]
     launch(api, cid, owner)
     leads = list(CampaignLead.objects.filter(campaign_id=cid).values_list("pk", flat=True))
-    barrier, answers, errors = threading.Barrier(2), [], []
+    barrier, answers = threading.Barrier(2), []
 
     def finish(pk):
-        try:
-            with transaction.atomic():
-                CampaignLead.objects.filter(pk=pk).update(state=CampaignLead.State.FINISHED, next_send_at=None)
-                barrier.wait(timeout=30)  # both leads finished, neither committed
-                answers.append(campaign_maybe_complete(campaign_id=cid))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+        with transaction.atomic():
+            CampaignLead.objects.filter(pk=pk).update(state=CampaignLead.State.FINISHED, next_send_at=None)
+            barrier.wait(timeout=30)  # both leads finished, neither committed
+            answers.append(campaign_maybe_complete(campaign_id=cid))
 
-    threads = [threading.Thread(target=finish, args=(pk,)) for pk in leads]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert in_threads(*(lambda pk=pk: finish(pk) for pk in leads)) == []
     assert sorted(answers) == [False, True]
     assert Campaign.objects.get(pk=cid).state == "completed"

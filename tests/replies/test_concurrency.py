@@ -10,7 +10,7 @@ from django.db import close_old_connections
 
 from replies import services
 from replies.models import InboundMessage, Reply
-from tests.rendezvous import Rendezvous
+from tests.rendezvous import Rendezvous, in_threads
 from tests.replies.conftest import make_world, reply_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,21 +86,7 @@ def test_one_person_replying_in_two_campaigns_at_once_does_not_deadlock(workspac
         return moved
 
     monkeypatch.setattr(campaigns_services, "lead_stop", stop_then_wait)
-    failures = []
-
-    def classify(inbound_id):
-        try:
-            services.inbound_classify(inbound_id=inbound_id)
-        except Exception as exc:  # noqa: BLE001 - a deadlock victim, reported below
-            failures.append(exc)
-        finally:
-            close_old_connections()
-
-    threads = [threading.Thread(target=classify, args=(s.inbound.pk,)) for s in (first, second)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert failures == []
+    # a deadlock victim would be among the failures
+    assert in_threads(*(lambda s=s: services.inbound_classify(inbound_id=s.inbound.pk) for s in (first, second))) == []
     assert set(InboundMessage.objects.values_list("state", flat=True)) == {"processed"}
     assert set(CampaignLead.objects.filter(email="jane@acme.com").values_list("state", flat=True)) == {"stopped"}

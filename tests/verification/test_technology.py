@@ -187,34 +187,20 @@ def test_two_scans_of_one_domain_at_once_record_one_change(monkeypatch):
     adoption twice. One writer per domain at a time, reading the latest scan afresh, records it once."""
     from django.db import connection
 
-    from tests.rendezvous import Rendezvous
+    from tests.rendezvous import Rendezvous, in_threads
 
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL locks (SQLite's IMMEDIATE transactions queue the writers)")
     old = technology.Observation("acme.test", ["mx.acme.test"], [])
     new = technology.Observation("acme.test", ["aspmx.l.google.com"], ["v=spf1 include:_spf.google.com ~all"])
     technology.technology_record(old)
-    meet, real_summary, failures = Rendezvous(2), technology._summary, []
+    meet, real_summary = Rendezvous(2), technology._summary
 
     def summary_after_both_read(*args):  # between the read of the latest scan and the change's insert
         meet.wait()
         return real_summary(*args)
 
     monkeypatch.setattr(technology, "_summary", summary_after_both_read)
-
-    def store():
-        try:
-            technology.technology_record(new)
-        except Exception as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=store) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert failures == []
+    assert in_threads(*[lambda: technology.technology_record(new)] * 2) == []
     assert TechnologyScan.objects.filter(domain="acme.test").count() == 3
     assert TechnologyChange.objects.filter(domain="acme.test").count() == 1
