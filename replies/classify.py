@@ -540,18 +540,22 @@ READ_RECEIPT_BODY_RE = _rx(
     r"開封されました", r"已被阅读", r"已被閱讀", r"已读取", r"已讀取", r"this is a (return|read) receipt",
 )
 
+# An auto-reply's generic subject ("Automatic reply: ...") is set by the mail server on every automatic answer,
+# absence notices and "we received your message" acknowledgements alike; an absence subject names the absence.
+AUTO_SUBJECT_RE = _rx(
+    r"automatic reply", r"auto(matic)?[- ]?(reply|response|answer)", r"autoreply", r"automatische antwort",
+    r"réponse automatique", r"respuesta automática", r"risposta automatica", r"resposta automática",
+    r"automatisch antwoord", r"\bautosvar\b", r"automatisk svar", r"automaattinen vastaus", r"odpowiedź automatyczna",
+    r"autoodpowiedź", r"автоответ", r"автоматический ответ", r"自动回复", r"自動回覆", r"自動返信", r"自動応答",
+    r"자동 응답", r"otomatik yanıt", r"automatická odpověď",
+)
 OOO_SUBJECT_RE = _rx(
-    r"out of (the )?office", r"\booo\b", r"automatic reply", r"auto(matic)?[- ]?(reply|response|answer)",
-    r"autoreply", r"away from (the )?office", r"\bon (vacation|holiday|leave|annual leave|parental leave)\b",
-    r"\bvacation (reply|notice|message)", r"\babsence\b", r"\bi am away\b", r"\bi'?m away\b",
-    r"abwesenheit", r"automatische antwort", r"nicht im büro", r"außer haus", r"ausser haus", r"urlaub",
-    r"réponse automatique", r"absent(e)? du bureau", r"message d'absence", r"\babsente?\b",
-    r"respuesta automática", r"fuera de (la )?oficina", r"\bausente\b", r"vacaciones",
-    r"risposta automatica", r"fuori (sede|ufficio)", r"assente", r"resposta automática", r"fora do escritório",
-    r"automatisch antwoord", r"afwezig", r"\bautosvar\b", r"frånvaro", r"fravær", r"automaattinen vastaus",
-    r"poza biurem", r"odpowiedź automatyczna", r"autoodpowiedź", r"автоответ", r"автоматический ответ",
-    r"вне офиса", r"自动回复", r"自動回覆", r"自動返信", r"不在", r"休暇", r"부재", r"자동 응답",
-    r"otomatik yanıt", r"ofis dışında", r"automatická odpověď", r"mimo kancelář",
+    r"out of (the )?office", r"\booo\b", r"away from (the )?office", r"\bon (vacation|holiday|leave|annual leave|"
+    r"parental leave)\b", r"\bvacation (reply|notice|message)", r"\babsence\b", r"\bi am away\b", r"\bi'?m away\b",
+    r"abwesenheit", r"nicht im büro", r"außer haus", r"ausser haus", r"urlaub",
+    r"absent(e)? du bureau", r"message d'absence", r"\babsente?\b", r"fuera de (la )?oficina", r"\bausente\b",
+    r"vacaciones", r"fuori (sede|ufficio)", r"assente", r"fora do escritório", r"afwezig", r"frånvaro", r"fravær",
+    r"poza biurem", r"вне офиса", r"不在", r"休暇", r"부재", r"ofis dışında", r"mimo kancelář",
 )
 OOO_BODY_RE = _rx(
     r"\b(i am|i'm|i will be) (currently )?(out of (the )?office|ooo|on (vacation|holiday|leave|annual leave|"
@@ -573,6 +577,24 @@ OOO_BODY_RE = _rx(
     r"\bjestem (obecnie |teraz )?(na urlopie|poza biurem|nieobecn[ya]|na zwolnieniu)\b",
     r"不在にしております", r"休暇を(取得|いただいて)", r"出張のため", r"不在のため",
     r"(正在|目前)休假", r"不在办公室", r"不在辦公室", r"休假(中|期间|期間)",
+    # "I have left the company" (first person) and "this mailbox is not monitored", per language
+    r"\bi have left (the company|\w+ (inc|ltd|gmbh|ag|sa|bv|ab|as))\b", r"\bich habe (das unternehmen|die firma) "
+    r"verlassen\b", r"\bich bin nicht mehr (bei|für|im unternehmen)\b", r"\b(dieses|das|mein) postfach wird nicht "
+    r"(mehr )?(überwacht|gelesen|betreut|abgerufen)\b", r"\bj'ai quitté (l'entreprise|la société)\b",
+    r"\b(cette|la) (boîte|adresse)( mail| e-?mail| aux lettres)? n'est plus (consultée|surveillée|active|lue)\b",
+    r"\bhe dejado (la empresa|la compañía)\b", r"\b(este|el) buzón (ya )?no (se )?(supervisa|revisa|consulta|está "
+    r"(monitorizado|supervisado|activo))\b", r"\b(saí|deixei) (da|a) (empresa|companhia)\b", r"\b(esta|a) caixa( de "
+    r"(correio|e-?mail))? (não é|já não é|deixou de ser) (monitorada|verificada|lida)\b", r"\bho lasciato "
+    r"(l'azienda|la società)\b", r"\b(questa|la) casella( di posta| e-?mail)? (non è|non viene) più (monitorata|"
+    r"controllata|letta)\b", r"\bik ben (niet meer|niet langer) (werkzaam|in dienst)\b", r"\b(deze|dit) (mailbox|"
+    r"postvak|e-?mailadres|inbox) wordt niet (meer )?(gelezen|gecontroleerd|bewaakt|gemonitord)\b",
+    r"\bjag har (slutat|lämnat) (på|hos|företaget|bolaget)\b", r"\b(den här|denna) (brevlådan?|inkorgen?|"
+    r"e-?postadressen?|adressen?) (bevakas|läses|övervakas) (inte|ej)\b", r"\bjeg (har forladt|er fratrådt|er ikke længere ansat)\b",
+    r"\b(denne|den) (postkasse|indbakke|mailadresse|e-?mailadresse) (bliver ikke|overvåges ikke|læses ikke)\b",
+    r"\b(odszedłem|odeszłam|nie pracuję już) (z firmy|w firmie|w)\b", r"\bta skrzynka( pocztowa)? nie jest (już )?"
+    r"(monitorowana|sprawdzana|obsługiwana)\b", r"退職(いたしました|しました|致しました)",
+    r"(このメールアドレス|本アドレス|このアドレス|本メールアドレス)は.{0,20}(使用されておりません|確認しておりません|監視されておりません)",
+    r"我已(经)?离职|我已(經)?離職", r"(此|该|這個|这个)(邮箱|郵箱|信箱).{0,10}(不再|无人|無人)(使用|查看|监控|監控)",
 )
 UNSUBSCRIBE_RE = _rx(
     r"\bunsubscribe\b", r"\bun-subscribe\b", r"\bopt(ing)?[- ]?out\b",
@@ -593,6 +615,37 @@ UNSUBSCRIBE_RE = _rx(
     r"\bcancellami\b", r"\bdisiscriv", r"\bnon (contattarmi|scrivermi) più\b", r"\brimuovetemi\b",
     r"\bdescadastr", r"\bnão me (contate|envie)\b", r"\buitschrijven\b", r"\bafmelden\b",
     r"\bverwijder (mij|me)\b", r"\bavregistrera\b", r"\bavsluta prenumeration",
+    # "no need to write again / follow up", "let this be the last email", "refrain from sending", per language
+    r"\b(no need|there'?s no need|you (don'?t|do not) need) to (follow up|write|e-?mail|reach out|contact (me|us)|"
+    r"send)\b.{0,20}\b(again|anymore|any more|further)\b", r"\b(no need|(you )?(don'?t|do not) need) to follow up\b",
+    r"\b(please |kindly )?(don'?t|do not) (follow up|reach out again)\b",
+    r"\b(don'?t|do not|never) (get|receive) any more\b",
+    r"\b(the |this (is|was|be) the )?last (e-?mail|message) (i|we) (get|receive|want)\b", r"\brefrain from (sending|"
+    r"contacting|e-?mailing|writing)\b",
+    r"\b(brauchen|müssen) (sie|ihr|du)( mir| uns)? (nicht|nicht mehr|nie wieder|kein(e|en)? \w+ mehr) (zu )?"
+    r"(schreiben|nachfassen|melden|nachhaken|kontaktieren)", r"\bvon (weiteren |künftigen )?(zusendungen|e-?mails|"
+    r"mails|nachrichten|kontaktaufnahmen)\b.{0,30}\babzusehen\b", r"\bschreiben sie (mir|uns) (bitte )?nicht mehr\b",
+    r"\b(inutile|pas besoin|nul besoin) de (me |nous )?(relancer|recontacter|réécrire|r?écrire à nouveau)\b",
+    r"\bne (me|nous) (relancez|recontactez|réécrivez|écrivez) (pas|plus)\b",
+    r"\bno (hace falta|es necesario|hay necesidad de) (que )?(me |nos )?(vuelva[ns]? a (escribir|contactar)|"
+    r"escriba[ns]? (de nuevo|otra vez|más)|haga[ns]? seguimiento|contacte[ns]? (de nuevo|más))",
+    r"\bno (me|nos) (escriba|escriban|escribas|contacte|contacten|contactes) más\b",
+    r"\bnão (precisa|é necessário|há necessidade)( de)? (me |nos )?(escrever|contatar|contactar|mandar)"
+    r".{0,20}\b(de novo|novamente|mais)\b", r"\bnão (me|nos) (escreva|escrevam|contate|contatem|contacte|contactem) "
+    r"mais\b", r"\bnon serve che (mi|ci) (riscriv|ricontatt|scriv)", r"\bnon (c'?è bisogno|serve|occorre) di "
+    r"(ricontattarmi|riscrivermi|ricontattarci|riscriverci|scrivermi ancora)\b",
+    r"\bnon (mi|ci) (scriva|scrivete|scrivere|contatti|contattate) più\b",
+    r"\b(je|jij|u|jullie) (hoeft|hoeven) (me |mij |ons )?(niet meer|geen \w+ meer) (op te volgen|te mailen|te "
+    r"schrijven|te benaderen|te contacteren)\b", r"\bmail (me|mij|ons) (alstublieft |aub |a\.u\.b\. )?niet meer\b",
+    r"\b(ni|du) behöver inte (höra av (er|dig)|skriva|mejla|maila|följa upp|kontakta (mig|oss))( igen| mer)?\b",
+    r"\b(skriv|mejla|maila|hör inte av er) (inte )?(till (mig|oss) )?(igen|mer)\b.{0,3}$",
+    r"\b(i|du) behøver ikke (at )?(skrive|maile|følge op|kontakte (mig|os)|vende tilbage)( igen| mere)?\b",
+    r"\bskriv (ikke|ikke til (mig|os)) (igen|mere)\b",
+    r"\bnie (musi|muszą|trzeba|ma potrzeby)( pan| pani| państwo)?( więcej)? (pisać|kontaktować się|ponawiać|"
+    r"przypominać)", r"\bproszę (więcej )?(do mnie |do nas )?(nie pisać|nie kontaktować się)\b",
+    r"今後(の)?(ご連絡|連絡|メール|ご案内)(は|も)(不要|ご遠慮|結構)", r"ご連絡(いただかなくて|は)(結構|不要)",
+    r"フォロー(アップ)?(は)?不要", r"配信(を)?停止",
+    r"不(用|必|需要)再(联系|聯繫|联络|聯絡|发|發|跟进|跟進|来信|來信)", r"请勿再|請勿再|以后不要再|以後不要再",
 )
 NOT_INTERESTED_RE = _rx(
     r"\bnot (really |currently |at all )?interested\b", r"\bno interest\b", r"\bnot a (good )?fit\b",
@@ -845,15 +898,18 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     ) or precedence == "auto_reply"
     auto_generated = bool(auto_submitted) and auto_submitted != "no" and not auto_reply
     ooo_subject = _has(OOO_SUBJECT_RE, subject)
+    auto_reply = auto_reply or _has(AUTO_SUBJECT_RE, subject)
     absence_words = _has(OOO_BODY_RE, stripped[:3000])
     prediction = _predict(stripped)
     # the model reads an absence notice only in a text: with no text of its own (an empty reply, a forward without
     # comment) it has nothing to read and its vote is its bias alone
     model_absence = bool(stripped.strip()) and prediction.label == OUT_OF_OFFICE
     absence = absence_words or model_absence
+    # a help desk's or a "we received your message" acknowledgement: only the rules' absence wording (or an
+    # absence subject) outweighs it, since the model reads "we will answer within two days" as an absence too
     ticket = _has(TICKET_RE, f"{subject}\n{stripped[:3000]}")
     if auto_reply or auto_generated or ooo_subject:
-        if ticket and not absence and not ooo_subject:
+        if ticket and not absence_words and not ooo_subject:
             return Verdict(OTHER, "ticket_ack")
         if auto_generated and not auto_reply and not ooo_subject and not absence:
             return Verdict(OTHER, "auto_generated")
@@ -864,7 +920,12 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
         return Verdict(OUT_OF_OFFICE, "auto_submitted")
     if ticket and not absence_words and model_absence:  # a help desk's, not an absence
         return Verdict(OTHER, "ticket_ack")
-    if model_absence or (absence_words and prediction.label == OTHER and not ticket):
+    # No automatic-mail header and no absence subject: a person may have written it ("Anna is on parental leave,
+    # write to info@..." is a colleague's redirect, `other`), so the model's vote alone is not enough; an
+    # absence notice needs the rules' absence wording, or an auto-response marker that only software sets.
+    machine_marked = bool(header(msg, "X-Auto-Response-Suppress")) or precedence in ("bulk", "junk", "list")
+    if (model_absence and (absence_words or machine_marked)) or \
+            (absence_words and prediction.label == OTHER and not ticket):
         return Verdict(OUT_OF_OFFICE, "ooo_body")
 
     # 5. a person's words
@@ -885,6 +946,19 @@ TICKET_RE = _rx(
     r"\bchamado\b", r"\bla sua richiesta\b", r"\buw verzoek\b", r"\bditt ärende\b", r"\bdin henvendelse\b",
     r"\bzgłoszeni[ea]\b", r"\bsagsnummer\b", r"\bticketnummer\b", r"受付番号", r"お問い合わせ", r"工单", r"工單",
     r"\bnúmero de caso\b", r"\bnuméro de (ticket|dossier)\b",
+    # "we have received your message (and will answer within ...)": an acknowledgement, not an absence
+    r"\b(we|we've|we have) (have )?(received|got) your (message|e-?mail|mail|inquiry|enquiry|note)\b",
+    r"\bthis (is an )?(automatic|automated) (confirmation|acknowledg(e)?ment)\b", r"\backnowledg(e|ing) receipt\b",
+    r"\bwir haben ihre (nachricht|e-?mail|mail|anfrage) (erhalten|bekommen)\b", r"\beingang ihrer (nachricht|e-?mail|"
+    r"anfrage)\b", r"\bnous avons (bien )?reçu votre (message|courriel|e-?mail|mail|demande)\b", r"\baccus(ons|e) "
+    r"réception\b", r"\bhemos recibido (su|tu) (mensaje|correo|e-?mail|consulta)\b", r"\brecebemos (a )?(sua|tua) "
+    r"(mensagem|e-?mail|solicitação)\b", r"\babbiamo ricevuto (la sua|il suo|la tua|il tuo|la vostra) (e-?mail|"
+    r"messaggio|mail|richiesta)\b", r"\b(wij|we) hebben (uw|je|jouw) (bericht|e-?mail|mail|vraag)\b.{0,30}\bontvangen\b",
+    r"\bvi har (tagit emot|mottagit|fått) (ditt|ert|din) (meddelande|mejl|mail|e-?post|ärende)\b",
+    r"\bvi har modtaget (din|jeres) (e-?mail|mail|besked|henvendelse|mail)\b",
+    r"\botrzymaliśmy (twoją|pana|pani|państwa) (wiadomość|wiadomośc|e-?mail)\b", r"\bdziękujemy za (wiadomość|"
+    r"e-?mail|kontakt)\b.{0,80}\bodpowiemy\b", r"(メール|お問い合わせ|ご連絡)を(受信|受け付け|承り)",
+    r"自動(送信|配信)(されて|して|しております)", r"已(收到|收悉)(您|你)的(邮件|郵件|来信|來信|消息|留言|咨询|諮詢)", r"(系统|系統)自动(发送|發送)",
 )
 
 

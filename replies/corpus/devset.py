@@ -33,17 +33,18 @@ COPIES = 2
 def rows(name: str = "dev"):
     """(lang, label, what it is, shape, raw message) for every item of a dev set, in a fixed order: a phrasing
     becomes COPIES messages (shape None); dev3's messages are used as written (what it is = their shape)."""
-    if name == "dev3":
+    if name in ("dev3", "dev4"):
         import json
         from pathlib import Path
 
-        path = Path(__file__).resolve().parent / "dev3" / "messages.jsonl"
+        path = Path(__file__).resolve().parent / name / "messages.jsonl"
         with path.open(encoding="utf-8") as fh:
             for line in fh:
                 if line.strip():
                     row = json.loads(line)
-                    shape = row.get("shape", "")
-                    yield row["lang"], row["label"], f"[{shape}]", shape, row["raw"].encode("utf-8")
+                    shape = row.get("shape") or row.get("kind", "")
+                    what = f"[{shape}]" if name == "dev3" else f"[{row['id']}]"
+                    yield row["lang"] or "-", row["label"], what, shape, row["raw"].encode("utf-8")
         return
     rng = random.Random(SEED)
     n = 0
@@ -71,6 +72,11 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
             totals[key] += 1
             hits[key] += int(got == label)
         if got != label:
+            if phrase.startswith("[") and name == "dev4":  # whole messages: show the text the classifier read
+                from replies.classify import body_text, parse, strip_quotes_and_signature
+
+                own = strip_quotes_and_signature(body_text(parse(raw)))
+                phrase = f"{phrase} {' '.join(own.split())[:300]}"
             errors.append((lang, label, got, phrase))
     if show_errors:
         for lang, label, got, phrase in sorted(set(errors)):
@@ -85,6 +91,9 @@ def main(argv: list[str]) -> int:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
+    import logging
+
+    logging.getLogger("flufl.bounce").setLevel(logging.WARNING)
     name = next((a for a in argv[1:] if not a.startswith("--")), "dev")
     figures = evaluate("--errors" in argv, name)
     for key, (hit, total) in figures.items():

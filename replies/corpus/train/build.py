@@ -242,13 +242,19 @@ def message(lang: str, label: str, sentences: list[str], rng: random.Random, n: 
     return bytes(msg)
 
 
-AUTHORS = ("extra", "short")  # a second author's idioms; a third author's very short replies (1-6 words)
+AUTHORS = ("extra", "short", "confused")  # a second author's idioms; a third author's very short replies (1-6
+# words); a fifth author's puzzled replies ("what is this about?", `other`) beside product questions (`interested`)
+# the first development sets' phrasings (replies/corpus/<folder>/, two more authors), trained on since the first
+# held-out set was spent and replaced (see replies/corpus/devset.py)
+CORPUS_AUTHORS = ("dev", "dev2")
 
 
 def _author(folder: str, code: str):
-    """Another author's module for a language (replies/corpus/train/<folder>/<code>.py), or None."""
+    """Another author's module for a language (replies/corpus/train/<folder>/<code>.py or, for CORPUS_AUTHORS,
+    replies/corpus/<folder>/<code>.py), or None."""
+    package = "replies.corpus" if folder in CORPUS_AUTHORS else "replies.corpus.train"
     try:
-        return importlib.import_module(f"replies.corpus.train.{folder}.{code}")
+        return importlib.import_module(f"{package}.{folder}.{code}")
     except ModuleNotFoundError:
         return None
 
@@ -256,7 +262,7 @@ def _author(folder: str, code: str):
 def _phrases(lang: str, label: str) -> list[str]:
     """The language's phrasings for a label: the first author's, then the others' in AUTHORS order, each once."""
     phrases = list(getattr(_lang(lang), INTENTS[label]))
-    for folder in AUTHORS:
+    for folder in AUTHORS + CORPUS_AUTHORS:
         phrases += list(getattr(_author(folder, lang), INTENTS[label], []))
     return list(dict.fromkeys(phrases))
 
@@ -322,8 +328,10 @@ def sources_digest() -> str:
 
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in sorted(here.glob("*.py")) + [p for folder in AUTHORS for p in sorted(here.glob(f"{folder}/*.py"))]:
-        h.update(str(path.relative_to(here)).encode())
+    paths = sorted(here.glob("*.py")) + [p for folder in AUTHORS for p in sorted(here.glob(f"{folder}/*.py"))] + \
+        [p for folder in CORPUS_AUTHORS for p in sorted(here.parent.glob(f"{folder}/*.py"))]
+    for path in paths:
+        h.update(str(path.relative_to(here.parent)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
 

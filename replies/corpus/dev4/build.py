@@ -5,7 +5,7 @@ src/<lang>.txt and src/machine.txt; this script only wraps them into RFC 5322 / 
 quoted pitch below top-posted replies, HTML or multipart/alternative parts, quoted-printable / base64 /
 ISO-2022-JP / GB2312 / ISO-8859 encodings) and writes one JSON object per line.
 
-Deterministic: the same sources give byte-identical output.  Run:  python replies/corpus/heldout/build.py
+Deterministic: the same sources give byte-identical output.  Run:  python replies/corpus/dev4/build.py
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
-OUT = HERE / "heldout.jsonl"
+OUT = HERE / "messages.jsonl"
 
 LABELS = {
     "i": "interested",
