@@ -373,7 +373,26 @@ CONTACT_LABEL_RE = re.compile(r"^\s*(tel|phone|mobile|mobil|móvil|mob|cell|fax|
 DISCLAIMER_RE = re.compile(r"confidential|intended (solely )?for|vertraulich|confidentiel|confidencial|riservat|"
                            r"vertrouwelijk|fortrolig|konfidentiell|poufn|機密|保密|免责|免責|\bCVR\b|\bKRS\b|\bNIP\b|"
                            r"\bVAT\b|\bUSt-?Id|\bP\.?IVA\b|\bCIF\b|\bSIREN\b|\bRCS\b|\bCNPJ\b|\bKvK\b|\bOrg\.? ?nr|"
-                           r"au capital de|registergericht|handelsregister", re.I)
+                           r"au capital de|registergericht|handelsregister|esclusivamente|exclusivement|uitsluitend "
+                           r"bestemd|geadresseerde|ausschließlich für|enbart avsedd|udelukkende|wyłącznie dla|"
+                           r"destinatari|intended recipient|privileged", re.I)
+# the first line of a legal or confidentiality footer under a reply: what follows is not the person's text
+DISCLAIMER_START_RE = re.compile(
+    r"^\s*(\**\s*)?(confidentiality notice|disclaimer|haftungsausschluss|avertissement|aviso legal|"
+    r"avviso di riservatezza|this (e-?mail|message|communication)( and any (attachments|files)[^.]{0,40})? "
+    r"(is|are|may contain|contains) (confidential|privileged|intended)|diese (e-?mail|nachricht) (enthält|ist) "
+    r"vertraulich|ce (message|courriel|e-?mail)( et (ses|toutes les) pièces jointes)? (est|sont|peut contenir) "
+    r"(confidentiel|strictement|destiné)|este (mensaje|correo)( y sus (anexos|adjuntos))? (es|son|puede contener|"
+    r"contiene) (confidencial|información confidencial|para uso)|questo messaggio( e i suoi allegati)? (è|sono|"
+    r"contiene|può contenere) (riservat|indirizzat|destinat|informazioni riservate)|dit (e-?mail)?bericht is "
+    r"(vertrouwelijk|uitsluitend)|denna? (e-?post|e-?mail|meddelande)( och eventuella bilagor)? (är|kan innehålla) "
+    r"(konfidentiell|avsedd)|denne (e-?mail|mail|meddelelse) (er|kan indeholde) (fortrolig|udelukkende)|"
+    r"(ta )?wiadomość( e-?mail)? (jest|może zawierać) (poufn|przeznaczona))",
+    re.I)
+ADDRESS_LINE_RE = re.compile(
+    r"^\s*(〒\s?\d{3}-?\d{4}.*|[^\d,]{2,40}\s\d{1,5}\s?\w?\s?,\s*(\d{2,3} ?\d{2,3}|\d{2}-\d{3}|\d{4} ?[A-Z]{2}|"
+    r"[A-Z]{1,2}-?\d{4,5}|\d{4,5}(-\d{3,4})?)\s+\S.{0,40}|\d{4,5}\s+\S+)\s*$")
+RULE_LINE_RE = re.compile(r"^\s*[-_=*~─━—–·•.＝－]{3,}\s*$")
 REPLY_WORD_RE = re.compile(r"\b(no|not|yes|thanks|please|we|our|nein|nicht|ja|danke|bitte|wir|non|oui|merci|nous|"
                            r"sí|si|gracias|nosotros|não|sim|obrigad[oa]|grazie|nee|niet|bedankt|nej|tack|tak|nie|"
                            r"dziękuję|ikke|inte)\b", re.I)
@@ -418,7 +437,8 @@ def _contact_line(line: str) -> bool:
     if re.search(r"[.?!。？！]$", value) and not CONTACT_TOKEN_RE.search(value[-30:]):
         return False
     if re.search(r"\s[|•·/–-]\s|\s{2,}", value):
-        return all(_name_or_title(part) or _contact_line(part) or DISCLAIMER_RE.search(part)
+        return all(_name_or_title(part) or _contact_line(part) or DISCLAIMER_RE.search(part) or
+                   ADDRESS_LINE_RE.match(part)
                    for part in re.split(r"\s[|•·/–-]\s|\s{2,}", value) if part.strip())
     if not CONTACT_TOKEN_RE.search(value):
         return False
@@ -437,14 +457,18 @@ def _signature_only(lines: list[str]) -> bool:
     footer, with at least one contact line. That is an empty reply with an automatic signature. A block under a
     sentence stays: the sentence may name the person to contact ("Please write to:" and an address), and the
     model reads it whole."""
-    rest = [ln for ln in lines if ln.strip()]
+    rest = [ln for ln in lines if ln.strip() and not RULE_LINE_RE.match(ln)]
     if rest and len(rest) > 1 and GREETING_ONLY_RE.match(rest[0]) and rest[0].rstrip().endswith((",", "，")):
         rest = rest[1:]
+    if rest and len(rest) > 1 and SIGN_OFF_RE.match(rest[0]):  # "Mit freundlichen Grüßen" and the block
+        rest = rest[1:]
     contact = False
-    for line in rest:
+    for i, line in enumerate(rest):
+        if DISCLAIMER_RE.search(line) or DISCLAIMER_START_RE.match(line):
+            return contact or i > 0  # a legal footer runs to the end, over lines of its own words
         if _contact_line(line):
             contact = True
-        elif not (_name_or_title(line) or DISCLAIMER_RE.search(line)):
+        elif not (_name_or_title(line) or ADDRESS_LINE_RE.match(line)):
             return False
     return contact
 
@@ -456,7 +480,7 @@ def _own_lines(text: str) -> tuple[str, int, re.Match | None]:
     cut, header = _first_cut(text)
     lines = [ln for ln in text[:cut].split("\n") if not ln.lstrip().startswith(">")]
     for i, line in enumerate(lines):
-        if i > 0 and SIGN_OFF_RE.match(line):
+        if i > 0 and (SIGN_OFF_RE.match(line) or DISCLAIMER_START_RE.match(line)):
             lines = lines[:i]
             break
     return ("" if _signature_only(lines) else "\n".join(lines).strip()), cut, header
@@ -513,6 +537,7 @@ BOUNCE_SUBJECT_RE = _rx(
     r"returned to sender", r"unzustellbar", r"nicht zustellbar", r"non distribuable", r"non remis",
     r"no se puede entregar", r"no entregado", r"impossibile recapitare", r"onbestelbaar",
 )
+SMTP_PERMANENT_RE = _rx(r"\b5\d\d[ -]#?5\.\d{1,3}\.\d{1,3}\b", r"\baction:\s*failed\b", r"\bstatus:\s*5\.\d{1,3}\.\d{1,3}\b")
 DELAY_SUBJECT_RE = _rx(r"delivery status notification \(delay\)", r"\bdelayed\b", r"delivery delay",
                        r"still being retried", r"warning: could not send message", r"verzögert", r"retardée?",
                        r"retrasad[oa]", r"ritardat[oa]", r"vertraagd", r"försenad", r"forsinket", r"opóźnion",
@@ -577,6 +602,9 @@ OOO_BODY_RE = _rx(
     r"\bjestem (obecnie |teraz )?(na urlopie|poza biurem|nieobecn[ya]|na zwolnieniu)\b",
     r"不在にしております", r"休暇を(取得|いただいて)", r"出張のため", r"不在のため",
     r"(正在|目前)休假", r"不在办公室", r"不在辦公室", r"休假(中|期间|期間)",
+    # absence in a few languages beyond the twelve the model reads (Russian, Turkish, Finnish, Czech, Korean)
+    r"в отпуске", r"вне офиса", r"не в офисе", r"отсутству(ю|ет)", r"ofis dışında", r"\bizindeyim\b", r"\bizinde\b",
+    r"\blomalla\b", r"\bpoissa toimistolta\b", r"mimo kancelář", r"na dovolené", r"부재", r"휴가",
     # "I have left the company" (first person) and "this mailbox is not monitored", per language
     r"\bi have left (the company|\w+ (inc|ltd|gmbh|ag|sa|bv|ab|as))\b", r"\bich habe (das unternehmen|die firma) "
     r"verlassen\b", r"\bich bin nicht mehr (bei|für|im unternehmen)\b", r"\b(dieses|das|mein) postfach wird nicht "
@@ -591,10 +619,47 @@ OOO_BODY_RE = _rx(
     r"\bjag har (slutat|lämnat) (på|hos|företaget|bolaget)\b", r"\b(den här|denna) (brevlådan?|inkorgen?|"
     r"e-?postadressen?|adressen?) (bevakas|läses|övervakas) (inte|ej)\b", r"\bjeg (har forladt|er fratrådt|er ikke længere ansat)\b",
     r"\b(denne|den) (postkasse|indbakke|mailadresse|e-?mailadresse) (bliver ikke|overvåges ikke|læses ikke)\b",
-    r"\b(odszedłem|odeszłam|nie pracuję już) (z firmy|w firmie|w)\b", r"\bta skrzynka( pocztowa)? nie jest (już )?"
+    r"\b(odszedłem|odeszłam|nie pracuję już) (z firmy|w firmie)\b", r"\bta skrzynka( pocztowa)? nie jest (już )?"
     r"(monitorowana|sprawdzana|obsługiwana)\b", r"退職(いたしました|しました|致しました)",
     r"(このメールアドレス|本アドレス|このアドレス|本メールアドレス)は.{0,20}(使用されておりません|確認しておりません|監視されておりません)",
     r"我已(经)?离职|我已(經)?離職", r"(此|该|這個|这个)(邮箱|郵箱|信箱).{0,10}(不再|无人|無人)(使用|查看|监控|監控)",
+)
+# Absence wording that a person's own reply uses too ("Anna has left the company, write to info@..." from a
+# colleague is a redirect, `other`): read as an absence only in mail marked automatic (headers or subject).
+AUTO_ABSENCE_RE = _rx(
+    r"\b(is|are) no longer (with|at|employed|working)\b", r"\bhas left\b", r"\b(office|offices) (is |are |will be )?"
+    r"closed\b", r"\bwill not be (read|monitored|answered|forwarded)\b", r"\b(is|are) (currently )?(away|absent|on leave|"
+    r"out of (the )?office)\b",
+    r"\bnicht mehr (im unternehmen|bei uns|für uns|in unserem (haus|unternehmen))\b", r"\bhat (das unternehmen|die "
+    r"firma|uns) verlassen\b", r"\bwird nicht (mehr )?gelesen\b", r"\b(büro|geschäftsstelle) (ist |bleibt )?"
+    r"(geschlossen|nicht besetzt)\b", r"\b(ist|befindet sich) (derzeit |zurzeit )?(nicht im (büro|haus)|abwesend|im "
+    r"urlaub|in elternzeit)\b",
+    r"\bne fait plus partie\b", r"\ba quitté (l'entreprise|la société|nos effectifs|notre)\b", r"\bne sera (pas|plus) "
+    r"(lu|consulté|traité)\b", r"\b(bureaux?|agence) (est |sont |sera |seront )?fermée?s?\b", r"\best (actuellement )?"
+    r"(absente?|en congés?)\b",
+    r"\bya no (trabaja|forma parte|está) (en|con|de)\b", r"\bno (será|serán) (leído|leídos|atendido|revisado)s?\b",
+    r"\b(oficina|oficinas) (permanecerá|permanecerán|está|estarán) cerrad", r"\b(está|se encuentra) (fuera de la "
+    r"oficina|de vacaciones|ausente|de baja)\b",
+    r"\b(já não|não) (trabalha|faz (mais )?parte)\b", r"\bnão (será|serão) (lid[oa]|respondid[oa])s?\b",
+    r"\b(escritório|escritórios) (estará|estarão|está) fechad", r"\b(está|encontra-se) (fora do escritório|de férias|"
+    r"ausente|de licença)\b",
+    r"\bnon (lavora|fa) più\b", r"\bnon (verrà|sarà) (letta|letto|lette|monitorata)\b", r"\b(ufficio|uffici|sede) "
+    r"(rimarrà|rimarranno|è|sarà|saranno) chius", r"\b(è|sarà) (attualmente )?(fuori (sede|ufficio)|in ferie|assente)\b",
+    r"\b(is|werkt) (niet meer|niet langer) (werkzaam|in dienst|bij)\b", r"\bwordt niet (meer )?gelezen\b",
+    r"\b(kantoor|kantoren) (is|zijn|blijft|blijven) gesloten\b", r"\bis (momenteel )?(afwezig|met vakantie|niet op "
+    r"kantoor)\b",
+    r"\bhar slutat\b", r"\b(kommer inte att|kommer ej att) (läsas|besvaras)\b", r"\b(kontoret|kontor) (är|håller) "
+    r"stängt\b", r"\bär (på semester|ledig|inte på kontoret|föräldraledig)\b", r"\bbevakas (inte|ej)\b",
+    r"\b(har forladt|er fratrådt|er stoppet|er ikke længere ansat)\b", r"\b(bliver|vil ikke blive) (ikke )?læst\b",
+    r"\b(kontoret|kontor) (holder|er) lukket\b", r"\ber (på ferie|på barsel|ikke på kontoret|fraværende)\b",
+    r"\bnie pracuje już\b|\bjuż nie pracuje\b", r"\bnie zostanie (przeczytana|odczytana)\b", r"\b(biuro|firma) "
+    r"(będzie|jest) (zamknięt|nieczynn)", r"\bprzebywa na (urlopie|zwolnieniu)\b",
+    r"\b(não|já não) (faço|faz) mais parte\b", r"\bnão (trabalho|trabalha) mais\b", r"\bya no (formo parte|trabajo)\b",
+    r"\bnon (lavoro|faccio) più\b", r"\bje ne fais plus partie\b", r"\bich bin nicht mehr (bei|für|im)\b",
+    r"\bik werk (niet meer|niet langer)\b", r"\bjag (jobbar|arbetar) inte (längre|kvar)\b",
+    r"\bjeg arbejder ikke (længere|mere)\b", r"\b(nie pracuję już|już nie pracuję)\b",
+    r"退職", r"(異動|休暇|出張)(いたしました|しております|中)", r"確認(することが)?できません",
+    r"(已|已经|已經)(离职|離職)", r"(休假|放假|不在公司)", r"(不再|无人|無人)(查看|使用|处理|處理)",
 )
 UNSUBSCRIBE_RE = _rx(
     r"\bunsubscribe\b", r"\bun-subscribe\b", r"\bopt(ing)?[- ]?out\b",
@@ -606,7 +671,9 @@ UNSUBSCRIBE_RE = _rx(
     r"\bremove\b.{0,40}\b(from|off) (your|the)\b.{0,20}\b(list|lists|database|system|records|crm|sequence)",
     r"\b(delete|erase)\b.{0,30}\b(my|our)\b.{0,20}\b(e-?mail|address|data|details|contact)",
     r"\bne (me )?plus m?['’]?(écrire|envoyer|contacter|solliciter)", r"\bne plus (être|etre) contactée?\b",
-    r"\bspam\b", r"\bgdpr\b.{0,60}\b(delete|erase|remove)", r"\b(delete|erase) (my|our) (data|details)\b",
+    r"(?<!folder )(?<!folderu )(?<!dossier )(?<!carpeta de )(?<!cartella )(?<!pasta de )(?<!pasta )(?<!mappen )"
+    r"(?<!landed in )(?<!ended up in )(?<!went to )(?<!im )(?<!dans les )(?<!nel )\bspam\b(?![ -]?(folder|filter|box|"
+    r"ordner|filtr|mappe|mappen|mapp|map|verzeichnis|check|score))", r"\bgdpr\b.{0,60}\b(delete|erase|remove)", r"\b(delete|erase) (my|our) (data|details)\b",
     r"\babmelden\b", r"\babbestellen\b", r"\baustragen\b", r"\bnicht mehr (kontaktieren|anschreiben|schreiben)\b",
     r"\bkeine (weiteren )?(e-?mails|nachrichten)\b", r"\bentfernen sie mich\b",
     r"\bdésabonner\b", r"\bdésinscri(re|vez|ption)\b", r"\bretirez[- ]moi\b", r"\bne plus (me )?(contacter|recevoir)\b",
@@ -870,8 +937,15 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     empty_return_path = header(msg, "Return-Path").strip() in ("<>", "")  and bool(header_all(msg, "Return-Path"))
     bounce_subject = _has(BOUNCE_SUBJECT_RE, subject)
     delay_subject = _has(DELAY_SUBJECT_RE, subject)
+    # a gateway's rejection notice (Proofpoint, Mimecast...) that is not a DSN and not from "mailer-daemon":
+    # a mailer-daemon return path or a permanent SMTP status in the text, in mail no person replied with
+    marked = not _looks_human(msg) or bool(
+        header(msg, "X-Autoreply") or header(msg, "X-Autorespond") or header(msg, "X-Auto-Response-Suppress") or
+        header(msg, "Precedence").lower() in ("auto_reply", "bulk", "junk") or empty_return_path)
+    gateway_reject = marked and (
+        bool(DAEMON_RE.search(address(header(msg, "Return-Path")))) or _has(SMTP_PERMANENT_RE, text[:3000]))
     if from_daemon or ((bounce_subject or delay_subject) and (empty_return_path or dsn.is_report)) or \
-            (bounce_subject and not _looks_human(msg)):
+            (bounce_subject and not _looks_human(msg)) or gateway_reject:
         everything = all_text(msg)
         returned = _unique(dsn.returned_ids + _body_message_ids(everything))
         delay_body = _has(DELAY_BODY_RE, everything[:5000])
@@ -882,7 +956,7 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
         failed = [a for a in permanent if a not in own] or \
             _body_failed_addresses(body_text(msg) or everything, own) or \
             _body_failed_addresses(everything, own)
-        if failed or bounce_subject or returned:
+        if failed or bounce_subject or returned or _has(SMTP_PERMANENT_RE, everything[:5000] + text[:5000]):
             return Verdict(BOUNCE, "text_bounce", bounced=_unique(failed), returned_message_ids=returned)
         if temporary:
             return Verdict(OTHER, "text_delayed", stops=False, returned_message_ids=returned)
@@ -909,10 +983,14 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     # absence subject) outweighs it, since the model reads "we will answer within two days" as an absence too
     ticket = _has(TICKET_RE, f"{subject}\n{stripped[:3000]}")
     if auto_reply or auto_generated or ooo_subject:
+        # mail marked automatic: a colleague's departure, an office closure, "this message will not be read"
+        # are absence wording here too
+        absence_words = absence_words or _has(AUTO_ABSENCE_RE, stripped[:3000])
+        absence = absence_words or model_absence
         if ticket and not absence_words and not ooo_subject:
             return Verdict(OTHER, "ticket_ack")
-        if auto_generated and not auto_reply and not ooo_subject and not absence:
-            return Verdict(OTHER, "auto_generated")
+        if not absence and not ooo_subject:  # an automatic answer that announces no absence
+            return Verdict(OTHER, "auto_generated" if auto_generated and not auto_reply else "auto_reply_no_absence")
         if auto_reply:
             return Verdict(OUT_OF_OFFICE, "auto_reply_header")
         if ooo_subject:
@@ -948,6 +1026,14 @@ TICKET_RE = _rx(
     r"\bnúmero de caso\b", r"\bnuméro de (ticket|dossier)\b",
     # "we have received your message (and will answer within ...)": an acknowledgement, not an absence
     r"\b(we|we've|we have) (have )?(received|got) your (message|e-?mail|mail|inquiry|enquiry|note)\b",
+    r"\byour (message|e-?mail|mail|inquiry|enquiry|request) (has|have) been (received|registered|logged|forwarded)\b",
+    r"\bthank(s| you) for (contacting|reaching out to|writing to|your (message|e-?mail|mail) to) (the |our )?\w+",
+    r"\b(ist|wurde) (bei uns )?(eingegangen|registriert)\b", r"\b(a|ont) (bien )?été (reçue?s?|enregistrée?s?)\b",
+    r"\bhemos recibido (correctamente )?(su|tu)\b", r"\bha sido (recibid[oa]|registrad[oa])\b",
+    r"\bfoi (recebid[oa]|registrad[oa])\b", r"\bè stat[oa] (ricevut[oa]|registrat[oa])\b",
+    r"\bis (in goede orde )?ontvangen\b", r"\bhar (tagits emot|registrerats)\b", r"\ber (modtaget|registreret)\b",
+    r"\bzosta(ła|ł) (zarejestrowan|przyjęt|odebran)", r"(我们|我們)已(收到|收悉)|已收到(您|你)", r"受信(いたしました|しました)",
+    r"\bthis (mailbox|inbox|address) is (only )?(for|used for|reserved for)\b",
     r"\bthis (is an )?(automatic|automated) (confirmation|acknowledg(e)?ment)\b", r"\backnowledg(e|ing) receipt\b",
     r"\bwir haben ihre (nachricht|e-?mail|mail|anfrage) (erhalten|bekommen)\b", r"\beingang ihrer (nachricht|e-?mail|"
     r"anfrage)\b", r"\bnous avons (bien )?reçu votre (message|courriel|e-?mail|mail|demande)\b", r"\baccus(ons|e) "

@@ -8,13 +8,20 @@ them instead of the held-out set, which stays unseen.
 - `dev3` (replies/corpus/dev3/messages.jsonl): whole messages by another author, in the shapes real clients
   write (empty and signature-only replies, forwards, answers below or inside the quote, long disclaimers), each
   with its shape named; reported per shape too.
+- `dev4` (replies/corpus/dev4/): the first held-out set (654 whole messages), spent on 2026-11-26 once a second
+  held-out set existed; its misses are read (`--errors` prints the text the classifier read).
+- `dev5` (replies/corpus/dev5/): 719 whole messages by four more authors, written the way the second held-out
+  set was (same brief, same assembler), for tuning without looking at that set.
+
+`dev` and `dev2` are trained on since 2026-11-26 (replies/corpus/train/build.py CORPUS_AUTHORS): their figures
+are training figures now. dev3, dev4 and dev5 are never trained on.
 
 Each phrasing becomes complete messages with the training corpus's composer (greetings, signatures, quoted
 pitch, HTML) under a different seed, and goes through the complete default classifier
 (`replies.classify.classify`), so the figure is what a user would get.
 
-    python -m replies.corpus.devset [dev|dev2|dev3]            # accuracy overall, per class, per language
-    python -m replies.corpus.devset [dev|dev2|dev3] --errors   # also every miss (expected -> got: text)
+    python -m replies.corpus.devset [dev|dev2|dev3|dev4|dev5]            # accuracy overall, per class, language
+    python -m replies.corpus.devset [dev|dev2|dev3|dev4|dev5] --errors   # also every miss (expected -> got: text)
 """
 
 from __future__ import annotations
@@ -33,18 +40,22 @@ COPIES = 2
 def rows(name: str = "dev"):
     """(lang, label, what it is, shape, raw message) for every item of a dev set, in a fixed order: a phrasing
     becomes COPIES messages (shape None); dev3's messages are used as written (what it is = their shape)."""
-    if name in ("dev3", "dev4"):
+    if name in ("dev3", "dev4", "dev5"):
         import json
         from pathlib import Path
 
-        path = Path(__file__).resolve().parent / name / "messages.jsonl"
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    row = json.loads(line)
-                    shape = row.get("shape") or row.get("kind", "")
-                    what = f"[{shape}]" if name == "dev3" else f"[{row['id']}]"
-                    yield row["lang"] or "-", row["label"], what, shape, row["raw"].encode("utf-8")
+        if name == "dev5":  # assembled in memory from its hand-written sources (the JSONL is not committed)
+            from replies.corpus.dev5.build import rows as built
+
+            messages = built()
+        else:
+            path = Path(__file__).resolve().parent / name / "messages.jsonl"
+            with path.open(encoding="utf-8") as fh:
+                messages = [json.loads(line) for line in fh if line.strip()]
+        for row in messages:
+            shape = row.get("shape") or row.get("kind", "")
+            what = f"[{shape}]" if name == "dev3" else f"[{row['id']}]"
+            yield row["lang"] or "-", row["label"], what, shape, row["raw"].encode("utf-8")
         return
     rng = random.Random(SEED)
     n = 0
@@ -72,7 +83,7 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
             totals[key] += 1
             hits[key] += int(got == label)
         if got != label:
-            if phrase.startswith("[") and name == "dev4":  # whole messages: show the text the classifier read
+            if phrase.startswith("[") and name in ("dev4", "dev5"):  # whole messages: show the text the classifier read
                 from replies.classify import body_text, parse, strip_quotes_and_signature
 
                 own = strip_quotes_and_signature(body_text(parse(raw)))

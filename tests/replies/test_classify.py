@@ -330,3 +330,86 @@ def test_a_rebuilt_model_replaces_the_stale_ones(tmp_path, monkeypatch):
     path = model.build(tmp_path / "model-1111111111111111.pkl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model-1111111111111111.pkl", "notes.txt"]
     assert path.exists()
+
+
+REPLY = {"In_Reply_To": "<msg-1@outreach-sbx.test>"}
+
+
+@pytest.mark.parametrize("body", [
+    "Hi, Paula is on parental leave until spring. Maybe try our general inbox, hello@acme.com.",
+    "Frau Brandt ist seit Oktober nicht mehr im Unternehmen. Schreiben Sie bitte an kontakt@acme.de.",
+])
+def test_a_colleagues_redirect_without_any_automatic_marker_is_not_an_absence_notice(body):
+    """An absence notice is automatic; a colleague who writes that someone is away, with no automatic-mail header
+    and no absence subject, redirects (`other`)."""
+    assert c.classify(_mail(body, **REPLY)).label == "other"
+
+
+@pytest.mark.parametrize("body,subject,headers", [
+    ("Thank you for writing to the Acme press office. Your message has been received and is read every day.",
+     "Automatic reply: Quick question", {"Auto_Submitted": "auto-replied"}),
+    ("Sehr geehrte Damen und Herren, Ihre Nachricht ist bei uns eingegangen und wird in Kürze bearbeitet.",
+     "Automatische Antwort: Quick question", {"X_Auto_Response_Suppress": "All"}),
+    ("Nous vous remercions pour votre message, qui a bien été reçu. Nous répondons sous 72 heures.",
+     "Réponse automatique : Quick question", {"Auto_Submitted": "auto-replied"}),
+    ("This inbox is for supplier invoices only. Invoices without a purchase order number are returned.",
+     "Re: Quick question", {"Auto_Submitted": "auto-replied"}),
+])
+def test_an_automatic_answer_that_announces_no_absence_is_other(body, subject, headers):
+    """A generic "Automatic reply:" subject or an auto-reply header says software answered, not that anyone is
+    away: without absence wording (rules or model) it is `other`."""
+    v = c.classify(_mail(body, subject=subject, **headers))
+    assert v.label == "other", v
+
+
+@pytest.mark.parametrize("body,headers", [
+    ("Marc Dupont ne fait plus partie de nos effectifs. Ce message ne sera pas lu. Écrivez à contact@acme.fr.",
+     {"Auto_Submitted": "auto-replied"}),
+    ("Ole Hansen er fratrådt. Denne postkasse bliver ikke læst. Skriv venligst til info@acme.dk.",
+     {"X_Autoreply": "yes"}),
+    ("I am out of the office until Monday with no access to email.", {"Auto_Submitted": "auto-replied"}),
+])
+def test_an_automatic_departure_or_absence_notice_is_out_of_office(body, headers):
+    assert c.classify(_mail(body, subject="Re: Quick question", **headers)).label == "out_of_office"
+
+
+def test_a_mail_gateways_rejection_is_a_bounce():
+    """A gateway's rejection (not a DSN, from a postmaster, with a permanent SMTP status) is a bounce even when it
+    carries an auto-reply header."""
+    body = ("Your message to: jo@acme.com was blocked by the Protection Server.\n\n"
+            "Reason: 550 5.7.1 Message rejected by policy.\n\nAction: failed")
+    raw = _mail(body, subject="Message blocked: Quick question", Auto_Submitted="auto-replied").replace(
+        b"From: Jane <jane@acme.com>", b"From: Postmaster <postmaster@gw.acme.com>")
+    assert c.classify(raw).label == "bounce"
+
+
+@pytest.mark.parametrize("body,label", [
+    ("Your message landed in my spam folder, you may want to check your domain setup.", "other"),
+    ("This is spam. Remove me.", "unsubscribe"),
+    ("No need to follow up, we are not buying this year.", "unsubscribe"),
+    ("Vi har det vi behøver. I behøver ikke skrive igen.", "unsubscribe"),
+    ("Lavoriamo già con un altro fornitore, non serve che mi riscriviate.", "unsubscribe"),
+    ("Nous avons déjà une solution, inutile de me relancer.", "unsubscribe"),
+])
+def test_requests_to_stop_in_other_words_and_the_spam_folder(body, label):
+    assert c.classify(_mail(body, **REPLY)).label == label
+
+
+@pytest.mark.parametrize("text", [
+    "Mit freundlichen Grüßen\nAnna Schmidt\nLeiterin Einkauf\nBeispiel GmbH\nTel.: +49 30 555 1234\nwww.beispiel.example",
+    "Med vänlig hälsning\nPer Olsson\nVD, Olssons Verkstad AB\nStorgatan 7, 721 30 Västerås\nTel 021-555 04 40",
+    "------------------------------\n株式会社サンプル\n総務部 山田 花子\n〒100-0001 東京都千代田区1-1\nTEL 03-1234-5678\n"
+    "------------------------------",
+    "Met vriendelijke groet,\nEva Jansen\nJansen Advocaten | Kerkstraat 5, 1017 EK Amsterdam | T +31 20 555 0190\n"
+    "Dit bericht is uitsluitend bestemd voor de geadresseerde. Indien u dit bericht onterecht ontvangt,\n"
+    "wordt u verzocht de inhoud niet te gebruiken.",
+])
+def test_a_signature_block_that_starts_with_its_sign_off_is_an_empty_reply(text):
+    assert c.strip_quotes_and_signature(text) == ""
+    assert c.classify(_mail(text, **REPLY)).label == "other"
+
+
+def test_a_confidentiality_notice_under_the_answer_is_not_read():
+    text = ("Thursday at 10 works, send the invite.\n\nRaj\n\nCONFIDENTIALITY NOTICE: This e-mail message, including "
+            "any attachments, is for the sole use of the intended recipient(s).")
+    assert "CONFIDENTIALITY" not in c.strip_quotes_and_signature(text)
