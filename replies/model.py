@@ -43,6 +43,8 @@ class Prediction:
     label: str
     language: str | None
     confidence: float
+    runner_up: str | None = None  # the second-best label
+    margin: float = 0.0  # decision score of the label minus the runner-up's
 
 
 def model_text(text: str) -> str:
@@ -246,9 +248,10 @@ HAS_LETTER_RE = re.compile(r"[^\W\d_]", re.U)
 def predict(text: str) -> Prediction:
     intent, _ = scorers()
     scores = intent.scores(model_text(text))
-    label = intent.classes[int(scores.argmax())]
+    first, second = (int(i) for i in scores.argsort()[::-1][:2])
     language = detect_language(text)
-    return Prediction(label=label, language=language, confidence=round(_confidence(scores), 3))
+    return Prediction(label=intent.classes[first], language=language, confidence=round(_confidence(scores), 3),
+                      runner_up=intent.classes[second], margin=float(scores[first] - scores[second]))
 
 
 def detect_language(text: str) -> str | None:

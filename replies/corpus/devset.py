@@ -12,6 +12,8 @@ them instead of the held-out set, which stays unseen.
   held-out set existed; its misses are read (`--errors` prints the text the classifier read).
 - `dev5` (replies/corpus/dev5/): 719 whole messages by four more authors, written the way the second held-out
   set was (same brief, same assembler), for tuning without looking at that set.
+- `dev6` (replies/corpus/dev6/): the second held-out set (925 whole messages), spent on 2026-11-26 after two looks,
+  once a third held-out set (replies/corpus/heldout3/) had been commissioned.
 
 `dev` and `dev2` are trained on since 2026-11-26 (replies/corpus/train/build.py CORPUS_AUTHORS): their figures
 are training figures now. dev3, dev4 and dev5 are never trained on.
@@ -40,14 +42,12 @@ COPIES = 2
 def rows(name: str = "dev"):
     """(lang, label, what it is, shape, raw message) for every item of a dev set, in a fixed order: a phrasing
     becomes COPIES messages (shape None); dev3's messages are used as written (what it is = their shape)."""
-    if name in ("dev3", "dev4", "dev5"):
+    if name in ("dev3", "dev4", "dev5", "dev6"):
         import json
         from pathlib import Path
 
-        if name == "dev5":  # assembled in memory from its hand-written sources (the JSONL is not committed)
-            from replies.corpus.dev5.build import rows as built
-
-            messages = built()
+        if name in ("dev5", "dev6"):  # assembled in memory from their hand-written sources (no committed JSONL)
+            messages = importlib.import_module(f"replies.corpus.{name}.build").rows()
         else:
             path = Path(__file__).resolve().parent / name / "messages.jsonl"
             with path.open(encoding="utf-8") as fh:
@@ -83,7 +83,7 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
             totals[key] += 1
             hits[key] += int(got == label)
         if got != label:
-            if phrase.startswith("[") and name in ("dev4", "dev5"):  # whole messages: show the text the classifier read
+            if phrase.startswith("[") and name in ("dev4", "dev5", "dev6"):  # whole messages: show the text the classifier read
                 from replies.classify import body_text, parse, strip_quotes_and_signature
 
                 own = strip_quotes_and_signature(body_text(parse(raw)))

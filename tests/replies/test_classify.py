@@ -413,3 +413,35 @@ def test_a_confidentiality_notice_under_the_answer_is_not_read():
     text = ("Thursday at 10 works, send the invite.\n\nRaj\n\nCONFIDENTIALITY NOTICE: This e-mail message, including "
             "any attachments, is for the sole use of the intended recipient(s).")
     assert "CONFIDENTIALITY" not in c.strip_quotes_and_signature(text)
+
+
+@pytest.mark.parametrize("body", [
+    "Not now, we're mid-migration. Try me in Q3.",
+    "Jetzt passt es nicht, melden Sie sich gerne wieder im Herbst.",
+    "Ahora estamos cerrando el ejercicio. Escríbeme a principios de marzo, por favor.",
+    "今は難しいので、4月頃に改めてご連絡いただけますか。",
+])
+def test_asking_to_be_contacted_again_at_a_stated_time_is_interest(body):
+    """docs/replies.md: "asks to be contacted later at a stated time" is `interested`, whatever else the reply
+    says, unless it asks to stop."""
+    assert c.classify(_mail(body, **REPLY)).label == "interested"
+
+
+@pytest.mark.parametrize("body", [
+    "Please don't contact me again in 2027 or ever. Remove me.",
+    "Hör inte av er igen i vår heller, tack.",
+])
+def test_a_negated_request_to_come_back_is_not_interest(body):
+    assert c.classify(_mail(body, **REPLY)).label != "interested"
+
+
+@pytest.mark.parametrize("body", [
+    "Bitte streichen Sie diese Adresse aus Ihrer Datenbank, das ist ein Sammelpostfach.",
+    "Wilt u dit adres uit uw bestand verwijderen? Het is een algemene mailbox.",
+    "Lad mig være i fred, tak.",
+    "Pode encerrar as tentativas de contato, obrigado.",
+    "今後はメールもお電話もお控えいただけますでしょうか。",
+    "Please switch off the automatic reminders, this is the third one.",
+])
+def test_requests_to_stop_in_more_idioms(body):
+    assert c.classify(_mail(body, **REPLY)).label == "unsubscribe"

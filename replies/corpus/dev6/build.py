@@ -1,11 +1,11 @@
-"""Assemble the second held-out reply corpus (heldout2.jsonl) from the hand-written texts in src/.
+"""Assemble the second held-out reply corpus (messages.jsonl) from the hand-written texts in src/.
 
 The texts (bodies, pitches, attribution lines, absence notices, machine mail) are written by hand in
 src/<lang>.txt and src/machine.txt; this script only wraps them into RFC 5322 / MIME messages (headers,
 quoted pitch below top-posted replies, HTML or multipart/alternative parts, quoted-printable / base64 /
 ISO-2022-JP / GB2312 / ISO-8859 encodings) and writes one JSON object per line.
 
-Deterministic: the same sources give byte-identical output.  Run:  python replies/corpus/heldout2/build.py
+Deterministic: the same sources give byte-identical output.  Run:  python replies/corpus/dev6/build.py
 (the output is not committed; tests assemble the rows in memory with `rows()`)
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
-OUT = HERE / "heldout2.jsonl"
+OUT = HERE / "messages.jsonl"
 
 LABELS = {
     "i": "interested",

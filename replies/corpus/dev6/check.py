@@ -1,6 +1,6 @@
 """Validate the held-out reply corpus and print its counts.
 
-    python replies/corpus/heldout2/check.py [path/to/heldout2.jsonl]
+    python replies/corpus/dev6/check.py [path/to/messages.jsonl]
 
 Checks: every line is a JSON object with the five fields; ids are unique; labels, languages and kinds are
 from the allowed sets (lang is null only for machine mail); every `raw` parses with the standard library's
@@ -136,5 +136,5 @@ def main(path: Path) -> int:
 
 
 if __name__ == "__main__":
-    default = Path(__file__).resolve().parent / "heldout2.jsonl"
+    default = Path(__file__).resolve().parent / "messages.jsonl"
     raise SystemExit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else default))

@@ -242,9 +242,10 @@ def message(lang: str, label: str, sentences: list[str], rng: random.Random, n: 
     return bytes(msg)
 
 
-AUTHORS = ("extra", "short", "confused", "reasons")  # a second author's idioms; a third author's very short replies (1-6
+AUTHORS = ("extra", "short", "confused", "reasons", "complaints")  # a second author's idioms; a third author's very short replies (1-6
 # words); a fifth author's puzzled replies ("what is this about?", `other`) beside product questions (`interested`);
-# a sixth author's declines that give a reason, neutral redirects and interest with a constraint
+# a sixth author's declines that give a reason, neutral redirects and interest with a constraint; a seventh's remarks
+# about the email or the sender's data (`other`) beside the same with a request to stop, reasoned declines, short interest
 # the first development sets' phrasings (replies/corpus/<folder>/, two more authors), trained on since the first
 # held-out set was spent and replaced (see replies/corpus/devset.py)
 CORPUS_AUTHORS = ("dev", "dev2")
