@@ -693,8 +693,9 @@ UNSUBSCRIBE_RE = _rx(
     r"\b(no need|there'?s no need|you (don'?t|do not) need) to (follow up|write|e-?mail|reach out|contact (me|us)|"
     r"send)\b.{0,20}\b(again|anymore|any more|further)\b", r"\b(no need|(you )?(don'?t|do not) need) to follow up\b",
     r"\b(please |kindly )?(don'?t|do not) (follow up|reach out again)\b",
-    r"\b(don'?t|do not|never) (get|receive) any more\b",
-    r"\b(the |this (is|was|be) the )?last (e-?mail|message) (i|we) (get|receive|want)\b", r"\brefrain from (sending|"
+    r"\b(don'?t|do not|never) (want to )?(get|receive) any more (of (these|this|them|your)|e-?mails|messages|mails)\b",
+    r"\b(this|that) (is|was|will be|should be|be) the last (e-?mail|message)\b",
+    r"\blast (e-?mail|message) (i|we) (want|wish|need) to (get|receive|see)\b", r"\brefrain from (sending|"
     r"contacting|e-?mailing|writing)\b",
     r"\b(brauchen|müssen) (sie|ihr|du)( mir| uns)? (nicht|nicht mehr|nie wieder|kein(e|en)? \w+ mehr) (zu )?"
     r"(schreiben|nachfassen|melden|nachhaken|kontaktieren)", r"\bvon (weiteren |künftigen )?(zusendungen|e-?mails|"
@@ -711,12 +712,13 @@ UNSUBSCRIBE_RE = _rx(
     r"\bnon (mi|ci) (scriva|scrivete|scrivere|contatti|contattate) più\b",
     r"\b(je|jij|u|jullie) (hoeft|hoeven) (me |mij |ons )?(niet meer|geen \w+ meer) (op te volgen|te mailen|te "
     r"schrijven|te benaderen|te contacteren)\b", r"\bmail (me|mij|ons) (alstublieft |aub |a\.u\.b\. )?niet meer\b",
-    r"\b(ni|du) behöver inte (höra av (er|dig)|skriva|mejla|maila|följa upp|kontakta (mig|oss))( igen| mer)?\b",
-    r"\b(skriv|mejla|maila|hör inte av er) (inte )?(till (mig|oss) )?(igen|mer)\b.{0,3}$",
-    r"\b(i|du) behøver ikke (at )?(skrive|maile|følge op|kontakte (mig|os)|vende tilbage)( igen| mere)?\b",
+    r"\b(ni|du) behöver inte (höra av (er|dig)|skriva|mejla|maila|kontakta (mig|oss)) (igen|mer)\b",
+    r"\b(ni|du) behöver inte följa upp\b", r"\b(skriv|mejla|maila) inte (till (mig|oss) )?(igen|mer)\b",
+    r"\b(i|du) behøver ikke (at )?(skrive|maile|kontakte (mig|os)|vende tilbage) (igen|mere)\b",
+    r"\b(i|du) behøver ikke (at )?følge op\b",
     r"\bskriv (ikke|ikke til (mig|os)) (igen|mere)\b", r"\bhör inte av (er|dig)( till (mig|oss))?( igen| mer)\b",
-    r"\bnie (musi|muszą|trzeba|ma potrzeby)( pan| pani| państwo)?( więcej)? (pisać|kontaktować się|ponawiać|"
-    r"przypominać)", r"\bproszę (więcej )?(do mnie |do nas )?(nie pisać|nie kontaktować się)\b",
+    r"\bnie (musi|muszą|trzeba|ma potrzeby)( pan| pani| państwo)?( już)? (więcej|ponownie) (pisać|kontaktować się|"
+    r"ponawiać|przypominać)", r"\bnie (musi|muszą|trzeba)( pan| pani| państwo)? (ponawiać|przypominać)", r"\bproszę (więcej )?(do mnie |do nas )?(nie pisać|nie kontaktować się)\b",
     r"今後(の)?(ご連絡|連絡|メール|ご案内)(は|も)(不要|ご遠慮|結構)", r"ご連絡(いただかなくて|は)(結構|不要)",
     r"フォロー(アップ)?(は)?不要", r"配信(を)?停止",
     r"不(用|必|需要)再(联系|聯繫|联络|聯絡|发|發|跟进|跟進|来信|來信)", r"请勿再|請勿再|以后不要再|以後不要再",

@@ -445,3 +445,14 @@ def test_a_negated_request_to_come_back_is_not_interest(body):
 ])
 def test_requests_to_stop_in_more_idioms(body):
     assert c.classify(_mail(body, **REPLY)).label == "unsubscribe"
+
+
+@pytest.mark.parametrize("text", [
+    "The last email I got from you had a broken link.",
+    "We don't get any more budget this year.",
+    "Skriv till mig igen i april.",
+    "Du behöver inte skriva ett långt svar, ring mig.",
+    "Nie trzeba pisać długiego maila.",
+])
+def test_words_near_a_request_to_stop_are_not_one(text):
+    assert not c.UNSUBSCRIBE_RE.search(text)
