@@ -373,14 +373,13 @@ CONTACT_LABEL_RE = re.compile(r"^\s*(tel|phone|mobile|mobil|móvil|mob|cell|fax|
 DISCLAIMER_RE = re.compile(r"confidential|intended (solely )?for|vertraulich|confidentiel|confidencial|riservat|"
                            r"vertrouwelijk|fortrolig|konfidentiell|poufn|機密|保密|免责|免責|\bCVR\b|\bKRS\b|\bNIP\b|"
                            r"\bVAT\b|\bUSt-?Id|\bP\.?IVA\b|\bCIF\b|\bSIREN\b|\bRCS\b|\bCNPJ\b|\bKvK\b|\bOrg\.? ?nr|"
-                           r"au capital de|registergericht|handelsregister|esclusivamente|exclusivement|uitsluitend "
-                           r"bestemd|geadresseerde|ausschließlich für|enbart avsedd|udelukkende|wyłącznie dla|"
-                           r"destinatari|intended recipient|privileged", re.I)
+                           r"au capital de|registergericht|handelsregister|intended recipient", re.I)
 # the first line of a legal or confidentiality footer under a reply: what follows is not the person's text
 DISCLAIMER_START_RE = re.compile(
     r"^\s*(\**\s*)?(confidentiality notice|disclaimer|haftungsausschluss|avertissement|aviso legal|"
     r"avviso di riservatezza|this (e-?mail|message|communication)( and any (attachments|files)[^.]{0,40})? "
-    r"(is|are|may contain|contains) (confidential|privileged|intended)|diese (e-?mail|nachricht) (enthält|ist) "
+    r"(is|are|may contain|contains) (confidential|privileged|intended (only |solely |exclusively )?for the (use|"
+    r"addressee|named|recipient|person))|diese (e-?mail|nachricht) (enthält|ist) "
     r"vertraulich|ce (message|courriel|e-?mail)( et (ses|toutes les) pièces jointes)? (est|sont|peut contenir) "
     r"(confidentiel|strictement|destiné)|este (mensaje|correo)( y sus (anexos|adjuntos))? (es|son|puede contener|"
     r"contiene) (confidencial|información confidencial|para uso)|questo messaggio( e i suoi allegati)? (è|sono|"
@@ -434,6 +433,8 @@ def _contact_line(line: str) -> bool:
     """A phone number, a web or mail address (with at most a label and a word or two around it), or a
     "Title | Company" line; never a sentence that mentions a number or an address."""
     value = line.strip()
+    if len(value) > 200:  # a contact line is short (and the token patterns are slow on a very long line)
+        return False
     if re.search(r"[.?!。？！]$", value) and not CONTACT_TOKEN_RE.search(value[-30:]):
         return False
     if re.search(r"\s[|•·/–-]\s|\s{2,}", value):
@@ -463,9 +464,9 @@ def _signature_only(lines: list[str]) -> bool:
     if rest and len(rest) > 1 and SIGN_OFF_RE.match(rest[0]):  # "Mit freundlichen Grüßen" and the block
         rest = rest[1:]
     contact = False
-    for i, line in enumerate(rest):
+    for line in rest:
         if DISCLAIMER_RE.search(line) or DISCLAIMER_START_RE.match(line):
-            return contact or i > 0  # a legal footer runs to the end, over lines of its own words
+            return contact  # a legal footer under the contact lines runs to the end, over lines of its own words
         if _contact_line(line):
             contact = True
         elif not (_name_or_title(line) or ADDRESS_LINE_RE.match(line)):
@@ -537,7 +538,8 @@ BOUNCE_SUBJECT_RE = _rx(
     r"returned to sender", r"unzustellbar", r"nicht zustellbar", r"non distribuable", r"non remis",
     r"no se puede entregar", r"no entregado", r"impossibile recapitare", r"onbestelbaar",
 )
-SMTP_PERMANENT_RE = _rx(r"\b5\d\d[ -]#?5\.\d{1,3}\.\d{1,3}\b", r"\baction:\s*failed\b", r"\bstatus:\s*5\.\d{1,3}\.\d{1,3}\b")
+SMTP_PERMANENT_RE = re.compile(r"^\s*(reason:\s*|diagnostic-code:\s*(smtp;\s*)?)?5\d\d[ -]#?5\.\d{1,3}\.\d{1,3}\b|"
+                               r"^\s*action:\s*failed\b|^\s*status:\s*5\.\d{1,3}\.\d{1,3}\b", re.I | re.M)
 DELAY_SUBJECT_RE = _rx(r"delivery status notification \(delay\)", r"\bdelayed\b", r"delivery delay",
                        r"still being retried", r"warning: could not send message", r"verzögert", r"retardée?",
                        r"retrasad[oa]", r"ritardat[oa]", r"vertraagd", r"försenad", r"forsinket", r"opóźnion",
@@ -574,6 +576,8 @@ AUTO_SUBJECT_RE = _rx(
     r"autoodpowiedź", r"автоответ", r"автоматический ответ", r"自动回复", r"自動回覆", r"自動返信", r"自動応答",
     r"자동 응답", r"otomatik yanıt", r"automatická odpověď",
 )
+AUTO_SUBJECT_START_RE = re.compile(r"^\s*(?:" + AUTO_SUBJECT_RE.pattern + r")\s*[:：-]", re.I)
+REPLY_PREFIX_RE = re.compile(r"^\s*(re|aw|sv|vs|antw|odp|r|rif|res|ref|答复|回复|回覆|答覆)\s*[:：]", re.I)
 OOO_SUBJECT_RE = _rx(
     r"out of (the )?office", r"\booo\b", r"away from (the )?office", r"\bon (vacation|holiday|leave|annual leave|"
     r"parental leave)\b", r"\bvacation (reply|notice|message)", r"\babsence\b", r"\bi am away\b", r"\bi'?m away\b",
@@ -679,7 +683,8 @@ UNSUBSCRIBE_RE = _rx(
     r"\b(delete|erase)\b.{0,30}\b(my|our)\b.{0,20}\b(e-?mail|address|data|details|contact)",
     r"\bne (me )?plus m?['’]?(écrire|envoyer|contacter|solliciter)", r"\bne plus (être|etre) contactée?\b",
     r"(?<!folder )(?<!folderu )(?<!dossier )(?<!carpeta de )(?<!cartella )(?<!pasta de )(?<!pasta )(?<!mappen )"
-    r"(?<!landed in )(?<!ended up in )(?<!went to )(?<!im )(?<!dans les )(?<!nel )\bspam\b(?![ -]?(folder|filter|box|"
+    r"(?<!landed in )(?<!ended up in )(?<!went to )(?<!im )(?<!dans les )(?<!nel )(?<!fight )(?<!anti-)(?<!anti)(?<!against )"
+    r"\bspam\b(?![ -]?(folder|filter|box|"
     r"ordner|filtr|mappe|mappen|mapp|map|verzeichnis|check|score))", r"\bgdpr\b.{0,60}\b(delete|erase|remove)", r"\b(delete|erase) (my|our) (data|details)\b",
     r"\babmelden\b", r"\babbestellen\b", r"\baustragen\b", r"\bnicht mehr (kontaktieren|anschreiben|schreiben)\b",
     r"\bkeine (weiteren )?(e-?mails|nachrichten)\b", r"\bentfernen sie mich\b",
@@ -694,9 +699,9 @@ UNSUBSCRIBE_RE = _rx(
     r"send)\b.{0,20}\b(again|anymore|any more|further)\b", r"\b(no need|(you )?(don'?t|do not) need) to follow up\b",
     r"\b(please |kindly )?(don'?t|do not) (follow up|reach out again)\b",
     r"\b(don'?t|do not|never) (want to )?(get|receive) any more (of (these|this|them|your)|e-?mails|messages|mails)\b",
-    r"\b(this|that) (is|was|will be|should be|be) the last (e-?mail|message)\b",
-    r"\blast (e-?mail|message) (i|we) (want|wish|need) to (get|receive|see)\b", r"\brefrain from (sending|"
-    r"contacting|e-?mailing|writing)\b",
+    r"\b(this|that) (is|was|will be|should be|be) the last (e-?mail|message) ((i|we) (get|receive|want)|from you)\b",
+    r"\blast (e-?mail|message) (i|we) (want|wish|need) to (get|receive|see)\b", r"\brefrain from (sending (me|us|any|further|more)|"
+    r"contacting|e-?mailing|writing to (me|us))\b",
     r"\b(brauchen|müssen) (sie|ihr|du)( mir| uns)? (nicht|nicht mehr|nie wieder|kein(e|en)? \w+ mehr) (zu )?"
     r"(schreiben|nachfassen|melden|nachhaken|kontaktieren)", r"\bvon (weiteren |künftigen )?(zusendungen|e-?mails|"
     r"mails|nachrichten|kontaktaufnahmen)\b.{0,30}\babzusehen\b", r"\bschreiben sie (mir|uns) (bitte )?nicht mehr\b",
@@ -722,13 +727,13 @@ UNSUBSCRIBE_RE = _rx(
     r"今後(の)?(ご連絡|連絡|メール|ご案内)(は|も)(不要|ご遠慮|結構)", r"ご連絡(いただかなくて|は)(結構|不要)",
     r"フォロー(アップ)?(は)?不要", r"配信(を)?停止",
     r"不(用|必|需要)再(联系|聯繫|联络|聯絡|发|發|跟进|跟進|来信|來信)", r"请勿再|請勿再|以后不要再|以後不要再",
-    r"\b(streichen|löschen|entfernen|nehmen) sie (bitte )?(diese|meine|unsere) (e-?mail-?)?adresse\b",
+    r"\b(streichen|löschen|entfernen) sie (bitte )?(diese|meine|unsere) (e-?mail-?)?adresse\b",
     r"\baus (ihrer|der|ihren|den) (datenbank|liste|verteiler|kartei|adressliste)\w* (zu )?(streichen|löschen|"
     r"entfernen|nehmen)\b", r"\buit (uw|jullie|het|de) (bestand|database|lijst|mailinglijst|adressenbestand)\w* "
     r"(te )?(verwijderen|halen)\b", r"\blad (mig|os) være i fred\b", r"\bslå .{0,40}(påmindelser|opfølgning|mails)\w* "
     r"fra\b", r"\bencerr(e|ar|em) (as )?(tentativas de )?contato\b", r"\b(pare|parem|parar) de (me |nos )?(contatar|"
-    r"contactar|mandar|enviar|escrever)\b", r"\bleave (me|us) alone\b", r"\b(switch|turn) off (the|your) "
-    r"(automatic |automated )?(reminders|follow-?ups|sequence)\b", r"\b(dejen|deje|dejad) de (escribirme|contactarme|"
+    r"contactar|mandar|enviar|escrever)\b", r"\bleave (me|us) alone\b(?! with)", r"\b(switch|turn) off (the|your) "
+    r"(automatic |automated )?(reminders|follow-?ups|sequence)\b(?! (feature|function|option|setting))", r"\b(dejen|deje|dejad) de (escribirme|contactarme|"
     r"enviarme|escribirnos|contactarnos)\b", r"\bsmettete di (scrivermi|contattarmi|scriverci)\b", r"\bsluta "
     r"(skicka|mejla|maila|höra av er|kontakta)\b", r"\bstop met (mailen|mij te mailen|ons te mailen|benaderen)\b",
     r"\bproszę (przestać|zaprzestać)\b", r"\bcessez de (m'|nous )?(écrire|contacter|envoyer)\b",
@@ -957,13 +962,9 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     empty_return_path = header(msg, "Return-Path").strip() in ("<>", "")  and bool(header_all(msg, "Return-Path"))
     bounce_subject = _has(BOUNCE_SUBJECT_RE, subject)
     delay_subject = _has(DELAY_SUBJECT_RE, subject)
-    # a gateway's rejection notice (Proofpoint, Mimecast...) that is not a DSN and not from "mailer-daemon":
-    # a mailer-daemon return path or a permanent SMTP status in the text, in mail no person replied with
-    marked = not _looks_human(msg) or bool(
-        header(msg, "X-Autoreply") or header(msg, "X-Autorespond") or header(msg, "X-Auto-Response-Suppress") or
-        header(msg, "Precedence").lower() in ("auto_reply", "bulk", "junk") or empty_return_path)
-    gateway_reject = marked and (
-        bool(DAEMON_RE.search(address(header(msg, "Return-Path")))) or _has(SMTP_PERMANENT_RE, text[:3000]))
+    # a gateway's rejection notice (Proofpoint, Mimecast...) that is not a DSN and not from "mailer-daemon"
+    # (a mailer-daemon return path: a person's reply never has one)
+    gateway_reject = bool(DAEMON_RE.search(address(header(msg, "Return-Path"))))
     if from_daemon or ((bounce_subject or delay_subject) and (empty_return_path or dsn.is_report)) or \
             (bounce_subject and not _looks_human(msg)) or gateway_reject:
         everything = all_text(msg)
@@ -991,8 +992,10 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
         header(msg, "X-Autoreply") or header(msg, "X-Autorespond") or header(msg, "X-Auto-Reply")
     ) or precedence == "auto_reply"
     auto_generated = bool(auto_submitted) and auto_submitted != "no" and not auto_reply
-    ooo_subject = _has(OOO_SUBJECT_RE, subject)
-    auto_reply = auto_reply or _has(AUTO_SUBJECT_RE, subject)
+    # a subject counts only as an automatic answer's own: "Automatic reply: ..." at its start, an absence subject
+    # not behind a reply prefix (a person's "Re: <pitch subject>" keeps the pitch's words, whatever they are)
+    ooo_subject = _has(OOO_SUBJECT_RE, subject) and not REPLY_PREFIX_RE.match(subject)
+    auto_reply = auto_reply or bool(AUTO_SUBJECT_START_RE.match(subject))
     absence_words = _has(OOO_BODY_RE, stripped[:3000])
     prediction = _predict(stripped)
     # the model reads an absence notice only in a text: with no text of its own (an empty reply, a forward without
@@ -1071,7 +1074,8 @@ TICKET_RE = _rx(
 # "Asks to be contacted later at a stated time" is interest (docs/replies.md): a request to get in touch again
 # and a time (a month, a quarter, a season, next year, in N weeks) in the same reply, neither negated.
 RECONTACT_RE = _rx(
-    r"\b(try|contact|ping|e-?mail|write to|call|ask) (me|us)( again)?\b", r"\b(get|come|circle|check) back (to (me|us) )?"
+    r"(?:^|[.!?,;:]\s*|\bplease |\bfeel free to |\bjust |\bthen |\bso |\bbut |\band )(try|contact|ping|e-?mail|write to|"
+    r"call|ask) (me|us)( again)?\b", r"\b(get|come|circle|check) back (to (me|us) )?"
     r"(in|after|around|next|early|mid|late|on)\b", r"\breach out (again|in|after|next)\b", r"\bfollow up (again |with "
     r"(me|us) )?(in|after|next|around|early|mid|late)\b", r"\btouch base (again|in|after|next)\b",
     r"\b(nochmal|noch einmal|erneut|wieder) (melden|anfragen|schreiben|kontaktieren|anrufen|nachfragen|ansprechen)\b",
@@ -1097,14 +1101,15 @@ RECONTACT_RE = _rx(
     r"(之后|以后|之後|以後|到时|到時)再(联系|聊|谈|談|说|說)",
 )
 LATER_TIME_RE = _rx(
-    r"\b(january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"\b(january|february|march|april|june|july|august|september|october|november|december|"
     r"januar|februar|märz|juni|juli|oktober|dezember|janvier|février|mars|avril|mai|juin|juillet|août|septembre|"
     r"octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|"
     r"diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|dezembro|gennaio|febbraio|aprile|maggio|"
     r"giugno|luglio|settembre|ottobre|dicembre|januari|februari|maart|mei|augustus|oktober|januari|mars|juni|"
     r"augusti|marts|styczeń|stycznia|styczniu|lutego|lutym|marca|marcu|kwietnia|kwietniu|maja|czerwca|czerwcu|lipca|"
     r"lipcu|sierpnia|sierpniu|września|wrześniu|października|październiku|listopada|listopadzie|grudnia|grudniu)\b",
-    r"\bq[1-4]\b", r"\b(quarter|quartal|trimestre|kwartale?|kvartal(et)?|kwartaal)\b", r"\b20(2[6-9])\b",
+    r"\b(in|by|early|mid|late|end of) may\b", r"\bq[1-4]\b", r"\b(quarter|quartal|trimestre|kwartale?|kvartal(et)?|kwartaal)\b",
+    r"\b20(2[7-9])\b",
     r"\bnext (year|month|spring|summer|autumn|fall|winter)\b", r"\bin (a few|\d+|two|three|six) (weeks|months)\b",
     r"\b(after|once) (the )?(summer|holidays|new year|audit|migration|year[- ]end)\b",
     r"\b(nächste[snm]? jahr|frühjahr|sommer|herbst|winter|jahresanfang|in \d+ (wochen|monaten))\b",
@@ -1116,18 +1121,28 @@ LATER_TIME_RE = _rx(
     r"\b(nästa år|till våren|till hösten|efter sommaren|om \d+ (veckor|månader))\b",
     r"\b(næste år|til foråret|til efteråret|efter sommeren|om \d+ (uger|måneder))\b",
     r"\b(w przyszłym roku|na wiosnę|jesienią|po wakacjach|za \d+ (tygodni|miesięcy))\b",
-    r"\d+月", r"(来年|来期|春|夏|秋|冬|年明け|下半期|上半期)", r"(明年|下个月|下個月|下季度|年后|年後|春节后|春節後)",
+    r"\d+月(頃|ごろ|以降|に|中旬|上旬|下旬|末|以后|之后|以後|之後|份)", r"(来年|来期|年明け|下半期|上半期)",
+    r"(春|夏|秋|冬)(頃|ごろ|以降|に|以后|之后|以後|之後)", r"(明年|下个月|下個月|下季度|年后|年後|春节后|春節後)",
 )
-NEGATION_RE = re.compile(r"\b(not|don'?t|do not|never|nicht|kein|ne|non|não|no|niet|geen|inte|ej|ikke|nie)\b"
+NEGATION_RE = re.compile(r"\b(not|don'?t|do not|never|won'?t|can'?t|nicht|kein\w*|nie|ne|non|não|no|niet|geen|inte|ej|ikke|"
+                         r"nie|mai più|jamais|nunca)\b"
                          r"[^\w.,!?;。，！？]*(\w+[^\w.,!?;。，！？]+){0,2}$", re.I)
 
 
+SENTENCE_END_RE = re.compile(r"[.!?。！？\n]")
+
+
 def _asks_for_later(text: str) -> bool:
+    """A request to get in touch again, not negated, with a time in the same sentence."""
     if not _has(LATER_TIME_RE, text):
         return False
     for m in RECONTACT_RE.finditer(text):
-        if not NEGATION_RE.search(text[max(0, m.start() - 40):m.start()]) and not re.match(r"\S*\s*(不要|別|别|勿)",
-                                                                                          text[max(0, m.start() - 3):m.start() + 1]):
+        if NEGATION_RE.search(text[max(0, m.start() - 40):m.start()]) or \
+                re.search(r"(不要|別|别|勿|ないで)", text[max(0, m.start() - 4):m.end() + 4]):
+            continue
+        end = SENTENCE_END_RE.search(text, m.end())
+        start = max((e.end() for e in SENTENCE_END_RE.finditer(text, 0, m.start())), default=0)
+        if _has(LATER_TIME_RE, text[start:end.start() if end else len(text)]):
             return True
     return False
 
@@ -1153,7 +1168,7 @@ def classify_text(text: str, subject: str = "", prediction=None) -> Verdict:
         # and redirects sit just there (development sets dev3-dev6: of the 10 least certain, 6 were the runner-up,
         # 3 neither and 1 a real request)
         label = prediction.runner_up if prediction.runner_up != OUT_OF_OFFICE else OTHER
-    if label != INTERESTED and _asks_for_later(norm):
+    if label in (NOT_INTERESTED, OTHER) and _asks_for_later(norm):
         return Verdict(INTERESTED, "later_at_a_time", language=language, confidence=prediction.confidence)
     return Verdict(label, "model", language=language, confidence=prediction.confidence)
 

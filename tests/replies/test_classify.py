@@ -456,3 +456,34 @@ def test_requests_to_stop_in_more_idioms(body):
 ])
 def test_words_near_a_request_to_stop_are_not_one(text):
     assert not c.UNSUBSCRIBE_RE.search(text)
+
+
+@pytest.mark.parametrize("body,subject,label", [
+    # the pitch's own subject words behind "Re:" are not an automatic answer's subject
+    ("Yes, very interested - can we talk Tuesday?", "Re: Cut your auto-reply handling time", "interested"),
+    ("Sounds great, send me the pricing please.", "Re: Urlaubsplanung für Ihr Team", "interested"),
+    # a disclaimer-ish word inside an answer does not erase it
+    ("Hi Tom\nYes, we are interested - I am privileged to lead this project, call me.", "Re: Quick question",
+     "interested"),
+    ("Hi,\n\nThis email is intended for the whole team: yes, we want the demo on Tuesday.", "Re: Quick question",
+     "interested"),
+])
+def test_a_persons_reply_is_read_as_one(body, subject, label):
+    assert c.classify(_mail(body, subject=subject, **REPLY)).label == label
+
+
+@pytest.mark.parametrize("body", [
+    "Interested - but FYI my colleague bob@acme.com bounced: 550 5.1.1 user unknown. Use me.",
+    "Our budget line is EUR 500 5.000.000 in total, call me about it.",
+])
+def test_smtp_words_in_a_persons_mail_do_not_make_a_bounce(body):
+    assert c.classify(_mail(body)).label != "bounce"
+
+
+@pytest.mark.parametrize("text", [
+    "Vendors call us every week. Not interested, we renewed our contract in March.",
+    "Not interested. If you have questions about our old order you may email us at support@b.com.",
+    "Nein danke. Bitte melden Sie sich auf keinen Fall nochmal im Herbst.",
+])
+def test_a_time_and_a_contact_word_are_not_a_request_to_come_back(text):
+    assert not c._asks_for_later(text)
