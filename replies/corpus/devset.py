@@ -46,8 +46,10 @@ def rows(name: str = "dev"):
         import json
         from pathlib import Path
 
-        if name in ("dev5", "dev6"):  # assembled in memory from their hand-written sources (no committed JSONL)
-            messages = importlib.import_module(f"replies.corpus.{name}.build").rows()
+        if name != "dev3":  # assembled in memory from their hand-written sources (no committed JSONL)
+            from replies.corpus.assemble import set_rows
+
+            messages = set_rows(name)
         else:
             path = Path(__file__).resolve().parent / name / "messages.jsonl"
             with path.open(encoding="utf-8") as fh:

@@ -1,30 +1,27 @@
-"""Validate the held-out reply corpus and print its counts.
+"""Validate a whole-message reply set (a held-out set or dev4-dev6) and print its counts; each set's check.py
+names its file and its targets.
 
-    python replies/corpus/dev6/check.py [path/to/messages.jsonl]
+    python replies/corpus/<set>/check.py [path/to/the.jsonl]
 
 Checks: every line is a JSON object with the five fields; ids are unique; labels, languages and kinds are
 from the allowed sets (lang is null only for machine mail); every `raw` parses with the standard library's
 email parser, has From/To/Subject/Date/Message-ID, and every text part decodes with its declared charset;
 bounces carry a failure report (DSN action=failed or a mailer-daemon text).  Then prints counts per label x
-language and checks the targets (per language: >= 8 person-written messages for each of interested,
-not_interested, unsubscribe and other, >= 4 out_of_office notices; >= 60 machine messages without a
-language, absence notices not counted).  Exit status 1 when any check fails.
+language and checks the set's targets (per language: a minimum of person-written messages for each of
+interested, not_interested, unsubscribe and other, and of out_of_office notices; a minimum of machine messages
+without a language, absence notices not counted).  Exit status 1 when any check fails.
 """
 
 from __future__ import annotations
 
 import email
 import json
-import sys
 from collections import Counter
 from email import policy
 from pathlib import Path
 
 LABELS = ["interested", "not_interested", "unsubscribe", "other", "out_of_office", "bounce"]
 LANGS = ["en", "de", "fr", "es", "pt", "it", "nl", "sv", "da", "pl", "ja", "zh"]
-PERSON_MIN = {"interested": 14, "not_interested": 12, "unsubscribe": 12, "other": 16}
-OOO_MIN = 6
-MACHINE_MIN = 60
 
 
 def parse(raw: str):
@@ -69,7 +66,7 @@ def features(raw: str) -> set[str]:
     return out
 
 
-def main(path: Path) -> int:
+def main(path: Path, person_min: dict[str, int], ooo_min: int, machine_min: int = 60) -> int:
     errors = []
     rows = []
     for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -116,16 +113,16 @@ def main(path: Path) -> int:
     print("\nformats: " + ", ".join(f"{k} {v}" for k, v in sorted(feats.items())))
 
     for lang in LANGS:
-        for label, need in PERSON_MIN.items():
+        for label, need in person_min.items():
             have = table[(label, lang, "person")]
             if have < need:
                 errors.append(f"target: {lang} {label} person-written {have} < {need}")
         have = sum(v for (lb, lg, _), v in table.items() if lb == "out_of_office" and lg == lang)
-        if have < OOO_MIN:
-            errors.append(f"target: {lang} out_of_office {have} < {OOO_MIN}")
+        if have < ooo_min:
+            errors.append(f"target: {lang} out_of_office {have} < {ooo_min}")
     machine = sum(1 for r in rows if r["kind"] == "machine" and r["label"] != "out_of_office")
-    if machine < MACHINE_MIN:
-        errors.append(f"target: machine messages other than absence notices {machine} < {MACHINE_MIN}")
+    if machine < machine_min:
+        errors.append(f"target: machine messages other than absence notices {machine} < {machine_min}")
     if errors:
         print(f"\n{len(errors)} problem(s):")
         for e in errors[:200]:
@@ -133,8 +130,3 @@ def main(path: Path) -> int:
         return 1
     print("\nall checks passed")
     return 0
-
-
-if __name__ == "__main__":
-    default = Path(__file__).resolve().parent / "messages.jsonl"
-    raise SystemExit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else default))

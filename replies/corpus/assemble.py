@@ -1,12 +1,16 @@
-"""Assemble the second held-out reply corpus (messages.jsonl) from the hand-written texts in src/.
+"""Assemble a whole-message reply set (the held-out sets and development sets dev4-dev6) from hand-written texts.
 
 The texts (bodies, pitches, attribution lines, absence notices, machine mail) are written by hand in
 src/<lang>.txt and src/machine.txt; this script only wraps them into RFC 5322 / MIME messages (headers,
 quoted pitch below top-posted replies, HTML or multipart/alternative parts, quoted-printable / base64 /
 ISO-2022-JP / GB2312 / ISO-8859 encodings) and writes one JSON object per line.
 
-Deterministic: the same sources give byte-identical output.  Run:  python replies/corpus/dev6/build.py
-(the output is not committed; tests assemble the rows in memory with `rows()`)
+Deterministic: the same sources give byte-identical output. SETS names each set's folder, id prefix and targets;
+tests and replies.corpus.devset assemble a set in memory (`set_rows(name)`); the command writes its JSONL (not
+committed) and validates it with replies.corpus.checkset:
+
+    python -m replies.corpus.assemble heldout3          # writes replies/corpus/heldout3/heldout3.jsonl
+    python -m replies.corpus.assemble heldout3 --check  # and validates it, printing its counts
 """
 
 from __future__ import annotations
@@ -23,10 +27,6 @@ from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from email.utils import format_datetime, formataddr
 from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-SRC = HERE / "src"
-OUT = HERE / "messages.jsonl"
 
 LABELS = {
     "i": "interested",
@@ -171,8 +171,8 @@ def hdr(value: str, charset: str) -> str | Header:
     return Header(value, charset)
 
 
-def build_person(lang: str, meta: dict, rec: dict, n: int) -> dict:
-    rid = f"h2-{lang}-{n:03d}"
+def build_person(lang: str, meta: dict, rec: dict, n: int, prefix: str) -> dict:
+    rid = f"{prefix}-{lang}-{n:03d}"
     seed = h(rid)
     flags = rec["flags"]
     code = rec["code"]
@@ -356,8 +356,8 @@ def _encode_header_lines(raw: str) -> str:
     return "\n".join(out)
 
 
-def build_machine(rec: dict, n: int) -> dict:
-    rid = f"h2-mx-{n:03d}"
+def build_machine(rec: dict, n: int, prefix: str) -> dict:
+    rid = f"{prefix}-mx-{n:03d}"
     seed = h(rid)
     dt = datetime(2026, 11, 3, 8, 0, tzinfo=UTC) + timedelta(minutes=seed % 20000)
     vals = {
@@ -384,32 +384,64 @@ def build_machine(rec: dict, n: int) -> dict:
     return {"id": rid, "label": rec["label"], "lang": rec["lang"], "kind": "machine", "raw": raw}
 
 
-def rows() -> list[dict]:
-    """Every message of the set, in a fixed order (what main() writes, one dict per line)."""
-    rows = []
+def rows(src: Path, prefix: str) -> list[dict]:
+    """Every message of the set whose texts are in `src`, ids `<prefix>-<lang>-NNN` / `<prefix>-mx-NNN`, in a fixed
+    order (what main() writes, one dict per line)."""
+    out = []
     for lang in LANGS:
-        p = SRC / f"{lang}.txt"
+        p = src / f"{lang}.txt"
         if not p.exists():
             print(f"missing {p}", file=sys.stderr)
             continue
         meta, recs = parse_lang_file(p)
         for n, rec in enumerate(recs, 1):
-            rows.append(build_person(lang, meta, rec, n))
-    mp = SRC / "machine.txt"
+            out.append(build_person(lang, meta, rec, n, prefix))
+    mp = src / "machine.txt"
     if mp.exists():
         for n, rec in enumerate(parse_machine(mp), 1):
-            rows.append(build_machine(rec, n))
-    return rows
+            out.append(build_machine(rec, n, prefix))
+    return out
 
 
-def main() -> int:
-    rows_ = rows()
-    with OUT.open("w", encoding="utf-8") as fh:
+def main(src: Path, out: Path, prefix: str) -> int:
+    rows_ = rows(src, prefix)
+    with out.open("w", encoding="utf-8") as fh:
         for r in rows_:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-    print(f"wrote {len(rows_)} messages to {OUT}")
+    print(f"wrote {len(rows_)} messages to {out}")
     return 0
 
 
+CORPUS = Path(__file__).resolve().parent
+# set -> (id prefix, output file name, person-written minimum per label and language, absence notices per language)
+SETS = {
+    "dev4": ("ho", "messages.jsonl", {"interested": 8, "not_interested": 8, "unsubscribe": 8, "other": 8}, 4),
+    "dev5": ("d5", "messages.jsonl", {"interested": 10, "not_interested": 10, "unsubscribe": 8, "other": 14}, 5),
+    "dev6": ("h2", "messages.jsonl", {"interested": 14, "not_interested": 12, "unsubscribe": 12, "other": 16}, 6),
+    "heldout3": ("h3", "heldout3.jsonl", {"interested": 14, "not_interested": 12, "unsubscribe": 12, "other": 16}, 6),
+}
+
+
+def set_rows(name: str) -> list[dict]:
+    """The messages of one of SETS, assembled in memory."""
+    return rows(CORPUS / name / "src", SETS[name][0])
+
+
+def cli(argv: list[str]) -> int:
+    names = [a for a in argv if not a.startswith("--")]
+    if len(names) != 1 or names[0] not in SETS:
+        print(f"usage: python -m replies.corpus.assemble {{{'|'.join(SETS)}}} [--check]", file=sys.stderr)
+        return 2
+    name = names[0]
+    prefix, out_name, person_min, ooo_min = SETS[name]
+    out = CORPUS / name / out_name
+    status = main(CORPUS / name / "src", out, prefix)
+    if status == 0 and "--check" in argv:
+        from replies.corpus import checkset
+
+        status = checkset.main(out, person_min, ooo_min)
+    return status
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(cli(sys.argv[1:]))
