@@ -281,6 +281,7 @@ def setup_campaign(*, workspace_id: str, leads: int, smtp_port: int) -> dict:
     bring-your-own mailboxes whose SMTP server is the test's aiosmtpd peer on loopback."""
     from datetime import timedelta
 
+    from django.db import transaction
     from django.utils import timezone
 
     from accounts.models import Workspace
@@ -296,13 +297,17 @@ def setup_campaign(*, workspace_id: str, leads: int, smtp_port: int) -> dict:
               "end_hour": 24}
     steps = [{"subject": "Hello {{first_name|there}}", "body": "Hi {{first_name|there}},\n\nA note.\n\nSam",
               "wait_days": 0}]
-    camp = Campaign.objects.create(workspace=ws, name="production shape", state="launched", steps=steps,
-                                   sending_window=always, launched_at=timezone.now())
-    now = timezone.now()
-    CampaignLead.objects.bulk_create([
-        CampaignLead(campaign=camp, workspace=ws, email=f"lead{i}@recipients.test", first_name=f"L{i}",
-                     company_name="Acme", position=i, state="active", mailbox_id=mailboxes[i % len(mailboxes)],
-                     next_send_at=now) for i in range(leads)], batch_size=1000)
+    # one transaction, as launch_campaign's: the beat's tick completes a launched campaign that has no active lead
+    # (campaigns_complete_finished), and it runs meanwhile in this cluster; seen between a campaign committed
+    # alone and its leads, the campaign was completed with no lead and nothing was ever sent
+    with transaction.atomic():
+        camp = Campaign.objects.create(workspace=ws, name="production shape", state="launched", steps=steps,
+                                       sending_window=always, launched_at=timezone.now())
+        now = timezone.now()
+        CampaignLead.objects.bulk_create([
+            CampaignLead(campaign=camp, workspace=ws, email=f"lead{i}@recipients.test", first_name=f"L{i}",
+                         company_name="Acme", position=i, state="active", mailbox_id=mailboxes[i % len(mailboxes)],
+                         next_send_at=now) for i in range(leads)], batch_size=1000)
     return {"campaign_id": str(camp.pk), "emails": [f"lead{i}@recipients.test" for i in range(leads)]}
 
 
