@@ -1001,7 +1001,6 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
     # the model reads an absence notice only in a text: with no text of its own (an empty reply, a forward without
     # comment) it has nothing to read and its vote is its bias alone
     model_absence = bool(stripped.strip()) and prediction.label == OUT_OF_OFFICE
-    absence = absence_words or model_absence
     # a help desk's or a "we received your message" acknowledgement: only the rules' absence wording (or an
     # absence subject) outweighs it, since the model reads "we will answer within two days" as an absence too
     ticket = _has(TICKET_RE, f"{subject}\n{stripped[:3000]}")
@@ -1048,7 +1047,7 @@ TICKET_RE = _rx(
     r"\bzgłoszeni[ea]\b", r"\bsagsnummer\b", r"\bticketnummer\b", r"受付番号", r"お問い合わせ", r"工单", r"工單",
     r"\bnúmero de caso\b", r"\bnuméro de (ticket|dossier)\b",
     # "we have received your message (and will answer within ...)": an acknowledgement, not an absence
-    r"\b(we|we've|we have) (have )?(received|got) your (message|e-?mail|mail|inquiry|enquiry|note)\b",
+    r"\bwe('ve| have)? (received|got) your (message|e-?mail|mail|inquiry|enquiry|note)\b",
     r"\byour (message|e-?mail|mail|inquiry|enquiry|request) (has|have) been (received|registered|logged|forwarded)\b",
     r"\bthank(s| you) for (contacting|reaching out to|writing to|your (message|e-?mail|mail) to) (the |our )?\w+",
     r"\b(ist|wurde) (bei uns )?(eingegangen|registriert)\b", r"\b(a|ont) (bien )?été (reçue?s?|enregistrée?s?)\b",
@@ -1060,7 +1059,7 @@ TICKET_RE = _rx(
     r"\bthis (is an )?(automatic|automated) (confirmation|acknowledg(e)?ment)\b", r"\backnowledg(e|ing) receipt\b",
     r"\bwir haben ihre (nachricht|e-?mail|mail|anfrage) (erhalten|bekommen)\b", r"\beingang ihrer (nachricht|e-?mail|"
     r"anfrage)\b", r"\bnous avons (bien )?reçu votre (message|courriel|e-?mail|mail|demande)\b", r"\baccus(ons|e) "
-    r"(bonne )?réception\b", r"\bhemos recibido (su|tu) (mensaje|correo|e-?mail|consulta)\b", r"\brecebemos (a )?(sua|tua) "
+    r"(bonne )?réception\b", r"\brecebemos (a )?(sua|tua) "
     r"(mensagem|e-?mail|solicitação)\b", r"\babbiamo ricevuto (la sua|il suo|la tua|il tuo|la vostra) (e-?mail|"
     r"messaggio|mail|richiesta)\b", r"\b(wij|we) hebben (uw|je|jouw) (bericht|e-?mail|mail|vraag)\b.{0,30}\bontvangen\b",
     r"\bvi har (tagit emot|mottagit|fått) (ditt|ert|din) (meddelande|mejl|mail|e-?post|ärende)\b",
@@ -1074,7 +1073,7 @@ TICKET_RE = _rx(
 # "Asks to be contacted later at a stated time" is interest (docs/replies.md): a request to get in touch again
 # and a time (a month, a quarter, a season, next year, in N weeks) in the same reply, neither negated.
 RECONTACT_RE = _rx(
-    r"(?:^|[.!?,;:]\s*|\bplease |\bfeel free to |\bjust |\bthen |\bso |\bbut |\band )(try|contact|ping|e-?mail|write to|"
+    r"(?:^|[.!?,;:\n]\s*|\bplease |\bfeel free to |\bjust |\bthen |\bso |\bbut |\band )(try|contact|ping|e-?mail|write to|"
     r"call|ask) (me|us)( again)?\b", r"\b(get|come|circle|check) back (to (me|us) )?"
     r"(in|after|around|next|early|mid|late|on)\b", r"\breach out (again|in|after|next)\b", r"\bfollow up (again |with "
     r"(me|us) )?(in|after|next|around|early|mid|late)\b", r"\btouch base (again|in|after|next)\b",

@@ -16,14 +16,14 @@ them instead of the held-out set, which stays unseen.
   once a third held-out set (replies/corpus/heldout3/) had been commissioned.
 
 `dev` and `dev2` are trained on since 2026-11-26 (replies/corpus/train/build.py CORPUS_AUTHORS): their figures
-are training figures now. dev3, dev4 and dev5 are never trained on.
+are training figures now. dev3 to dev6 are never trained on.
 
 Each phrasing becomes complete messages with the training corpus's composer (greetings, signatures, quoted
 pitch, HTML) under a different seed, and goes through the complete default classifier
 (`replies.classify.classify`), so the figure is what a user would get.
 
-    python -m replies.corpus.devset [dev|dev2|dev3|dev4|dev5]            # accuracy overall, per class, language
-    python -m replies.corpus.devset [dev|dev2|dev3|dev4|dev5] --errors   # also every miss (expected -> got: text)
+    python -m replies.corpus.devset [dev|dev2|dev3|...|dev6]            # accuracy overall, per class, language
+    python -m replies.corpus.devset [dev|dev2|dev3|...|dev6] --errors   # also every miss (expected -> got: text)
 """
 
 from __future__ import annotations
@@ -39,22 +39,27 @@ SEED = 1616
 COPIES = 2
 
 
+WHOLE_MESSAGE_SETS = ("dev3", "dev4", "dev5", "dev6")
+
+
+def _whole_messages(name: str) -> list[dict]:
+    """dev3's hand-written JSONL; the others are assembled in memory from their sources (replies.corpus.assemble)."""
+    if name != "dev3":
+        from replies.corpus.assemble import set_rows
+
+        return set_rows(name)
+    import json
+    from pathlib import Path
+
+    with (Path(__file__).resolve().parent / "dev3" / "messages.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
 def rows(name: str = "dev"):
     """(lang, label, what it is, shape, raw message) for every item of a dev set, in a fixed order: a phrasing
     becomes COPIES messages (shape None); dev3's messages are used as written (what it is = their shape)."""
-    if name in ("dev3", "dev4", "dev5", "dev6"):
-        import json
-        from pathlib import Path
-
-        if name != "dev3":  # assembled in memory from their hand-written sources (no committed JSONL)
-            from replies.corpus.assemble import set_rows
-
-            messages = set_rows(name)
-        else:
-            path = Path(__file__).resolve().parent / name / "messages.jsonl"
-            with path.open(encoding="utf-8") as fh:
-                messages = [json.loads(line) for line in fh if line.strip()]
-        for row in messages:
+    if name in WHOLE_MESSAGE_SETS:
+        for row in _whole_messages(name):
             shape = row.get("shape") or row.get("kind", "")
             what = f"[{shape}]" if name == "dev3" else f"[{row['id']}]"
             yield row["lang"] or "-", row["label"], what, shape, row["raw"].encode("utf-8")
@@ -85,7 +90,7 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
             totals[key] += 1
             hits[key] += int(got == label)
         if got != label:
-            if phrase.startswith("[") and name in ("dev4", "dev5", "dev6"):  # whole messages: show the text the classifier read
+            if name in WHOLE_MESSAGE_SETS[1:]:  # whole messages named by id: show the text the classifier read
                 from replies.classify import body_text, parse, strip_quotes_and_signature
 
                 own = strip_quotes_and_signature(body_text(parse(raw)))

@@ -242,12 +242,13 @@ def message(lang: str, label: str, sentences: list[str], rng: random.Random, n: 
     return bytes(msg)
 
 
-AUTHORS = ("extra", "short", "confused", "reasons", "complaints")  # a second author's idioms; a third author's very short replies (1-6
-# words); a fifth author's puzzled replies ("what is this about?", `other`) beside product questions (`interested`);
-# a sixth author's declines that give a reason, neutral redirects and interest with a constraint; a seventh's remarks
-# about the email or the sender's data (`other`) beside the same with a request to stop, reasoned declines, short interest
-# the first development sets' phrasings (replies/corpus/<folder>/, two more authors), trained on since the first
-# held-out set was spent and replaced (see replies/corpus/devset.py)
+# Other authors' phrasings (replies/corpus/train/<folder>/<lang>.py): other idioms and regional variants; very short
+# replies (1-6 words); puzzled replies ("what is this about?", `other`) beside product questions; declines that give
+# a reason, neutral redirects and conditional interest; remarks about the email or the sender's data (`other`)
+# beside the same with a request to stop.
+AUTHORS = ("extra", "short", "confused", "reasons", "complaints")
+# The first development sets' phrasings (replies/corpus/<folder>/, two more authors), trained on since the first
+# held-out set was spent and replaced (see replies/corpus/devset.py).
 CORPUS_AUTHORS = ("dev", "dev2")
 
 
