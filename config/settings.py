@@ -558,6 +558,11 @@ LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
 # transactions only; docs/llm.md). Isolation is unchanged; a server crash can lose the last fraction of a second
 # of LLM charges, in the customer's favour. 0 = commit them synchronously like every other verb.
 LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)
+# The provider request of an LLM call leaves while its hold is being placed, when this process last saw the
+# workspace's available balance cover the hold (llmproxy.services.EarlyStart; docs/llm.md). Nothing reaches
+# the client before the hold is placed; a refused hold abandons the provider request (402, nothing charged).
+# 0 = always place the hold first.
+LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
 
 # --- sending (issue 17): Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---
 # A provider's "Connect" button shows only when its client id is set. Defaults are the providers' real endpoints.

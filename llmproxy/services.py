@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -133,11 +134,60 @@ def validate(body: dict) -> catalog.Model:
     return model
 
 
+class EarlyStart:
+    """Per process, per workspace: how much of the available balance the LLM door may count on before the
+    database confirms it, so that the provider request can leave while the hold is being placed (`early` in
+    chat_begin) instead of after it.
+
+    Learned from the database: every settlement returns the workspace's available balance, and that value
+    (fresh for EARLY_START_SECONDS) is the allowance; each call started early takes its hold amount out of
+    it at once, under a lock, so this process never starts more than the balance it last saw covers. A hold
+    the database refuses forgets the workspace: its next calls are placed first, as they always were,
+    until a settlement teaches it again. The allowance is only an optimisation: the hold itself (the
+    conditional UPDATE) still decides, so nothing can overspend, no byte reaches the client before the hold
+    is placed, and a refused call is the same 402 with nothing charged. What staleness can cost (another
+    process or verb spent the balance meanwhile) is a provider request that is started and then abandoned."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._left: dict = {}  # workspace id -> (micro-credits, monotonic deadline)
+
+    def claim(self, workspace_id, amount: int) -> bool:
+        with self._lock:
+            left = self._left.get(workspace_id)
+            if left is None or amount <= 0 or left[0] < amount or left[1] < time.monotonic():
+                return False
+            self._left[workspace_id] = (left[0] - amount, left[1])
+            return True
+
+    def learn(self, workspace_id, available: int | None) -> None:
+        if available is None:
+            return
+        with self._lock:
+            if len(self._left) >= 10_000:
+                self._left.clear()
+            self._left[workspace_id] = (available, time.monotonic() + self.seconds)
+
+    def forget(self, workspace_id) -> None:
+        with self._lock:
+            self._left.pop(workspace_id, None)
+
+
+EARLY_START_SECONDS = 5.0
+early_start = EarlyStart(EARLY_START_SECONDS)
+
+
 def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, content_type: str | None,
-               idempotency_key: str | None, channel: str = "rest") -> Call:
+               idempotency_key: str | None, channel: str = "rest", early=None) -> Call:
     """Everything before the upstream call. Raises a DomainError (rate-limit headers attached) on refusal,
     having recorded and released whatever it had opened. Returns a Call with `replay` set for an
-    idempotent replay."""
+    idempotent replay.
+
+    `early(call)`, when given, is called (on this thread) before the hold is placed if this process's
+    allowance for the workspace covers it (EarlyStart, LLM_EARLY_START): the caller may send the provider
+    request meanwhile, and must wait for this function's return (the hold placed, the same Call with
+    `hold` set) or its refusal before anything reaches the client."""
     rate = key = None
     record_open = idem_claimed = past_idempotency = False
     hold = None
@@ -162,6 +212,11 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         model = validate(body)
         prompt = metering.prompt_estimate(body)
         amount = model.charge_for(metering.hold_tokens(body))
+        call = Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
+                    stream=stream, rate=rate, hold_micros=amount, prompt_estimate=prompt,
+                    idempotency_key=idempotency_key if idem_claimed else None)
+        if early is not None and settings.LLM_EARLY_START and early_start.claim(key.workspace_id, amount):
+            early(call)
         # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
         with _write():
             hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,
@@ -169,11 +224,11 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
                                                   async_commit=settings.LLM_ASYNC_COMMIT)
         record_open = True
         if amount > 0 and hold is None:
+            early_start.forget(key.workspace_id)
             raise billing.insufficient_credits(workspace=key.workspace, amount=amount)
+        call.hold = hold
         _release_connection()
-        return Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
-                    stream=stream, rate=rate, hold=hold, hold_micros=amount, prompt_estimate=prompt,
-                    idempotency_key=idempotency_key if idem_claimed else None)
+        return call
     except Exception as exc:
         err = _with_rate(exc, rate, request_id)
         try:
@@ -206,6 +261,7 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
         charged, available = billing.hold_settle_close(
             hold=call.hold, charge=charge, workspace=call.workspace, request_id=call.request_id, status=status,
             http_status=http_status, verb=VERB, usage=record_usage, async_commit=settings.LLM_ASYNC_COMMIT)
+    early_start.learn(call.workspace.pk, available)
     if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)
@@ -217,10 +273,11 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
 def chat_fail(*, call: Call, error: errors.DomainError) -> None:
     """Upstream failed before any output: release the hold (nothing charged), record the failure."""
     with _write():
-        billing.hold_settle_close(hold=call.hold, charge=0, workspace=call.workspace, request_id=call.request_id,
-                                  status="failed", http_status=error.http_status, verb=VERB,
-                                  error={"code": error.code, "message": error.message},
-                                  async_commit=settings.LLM_ASYNC_COMMIT)
+        _, available = billing.hold_settle_close(
+            hold=call.hold, charge=0, workspace=call.workspace, request_id=call.request_id, status="failed",
+            http_status=error.http_status, verb=VERB, error={"code": error.code, "message": error.message},
+            async_commit=settings.LLM_ASYNC_COMMIT)
+    early_start.learn(call.workspace.pk, available)
     idempotency_store(call=call, status=error.http_status, body=None, error=error)
     _release_connection()
 

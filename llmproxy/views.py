@@ -87,12 +87,17 @@ _authenticate = _gated(services.authenticate)
 _background: set[asyncio.Task] = set()
 
 
-async def _shielded(coro):
-    """Run `coro` to completion even if the request task is cancelled (client gone) meanwhile."""
+def _shielded_background(coro) -> asyncio.Task:
+    """Run `coro` as a task that nothing cancels (kept referenced until it ends)."""
     task = asyncio.ensure_future(coro)
     _background.add(task)
     task.add_done_callback(_background.discard)
-    return await asyncio.shield(task)
+    return task
+
+
+async def _shielded(coro):
+    """Run `coro` to completion even if the request task is cancelled (client gone) meanwhile."""
+    return await asyncio.shield(_shielded_background(coro))
 
 
 def _started(request) -> float:
@@ -116,27 +121,90 @@ def _headers(response, call: services.Call):
 
 
 # --- chat ---------------------------------------------------------------------------------------------
+def _set_once(future: asyncio.Future, value) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _after(task: asyncio.Future, coro_fn) -> None:
+    """Run `coro_fn(result)` once `task` succeeds, in the background (the request may be gone)."""
+    async def later():
+        try:
+            value = await task
+        except BaseException:  # noqa: BLE001 - refused or failed: begin recorded it itself
+            return
+        await coro_fn(value)
+    _shielded_background(later())
+
+
+async def _interrupted(call: services.Call) -> None:
+    """Nothing was delivered to a client that went away: release the hold, record the call as interrupted."""
+    if call.replay is None:
+        await _finish(call=call, status="interrupted", usage=None, http_status=499)
+
+
 @csrf_exempt
 async def chat(request):
     started = _started(request)
     if request.method != "POST":
         return _error(request, errors.MethodNotAllowed(headers={"Allow": "POST"}), started)
+    # The provider request may leave while the hold is placed (services.EarlyStart): `early` resolves with the
+    # call when the database thread allows it; `begin` resolves once the hold is placed (or raises the refusal).
+    loop = asyncio.get_running_loop()
+    early = loop.create_future()
+    begin = asyncio.ensure_future(_begin(
+        authorization=request.headers.get("Authorization"), request_id=request.request_id,
+        raw_body=request.body, content_type=request.content_type,
+        idempotency_key=request.headers.get("Idempotency-Key"),
+        early=lambda call: loop.call_soon_threadsafe(_set_once, early, call),
+    ))
     try:
-        call = await _begin(
-            authorization=request.headers.get("Authorization"), request_id=request.request_id,
-            raw_body=request.body, content_type=request.content_type,
-            idempotency_key=request.headers.get("Idempotency-Key"),
-        )
-    except errors.DomainError as err:
-        return _error(request, err, started)
+        await asyncio.wait((begin, early), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # the client went away: once the hold is placed, release it
+        _after(begin, _interrupted)
+        raise
+    placing = None
+    if begin.done():
+        early.cancel()
+        try:
+            call = begin.result()
+        except errors.DomainError as err:
+            return _error(request, err, started)
+    else:
+        call, placing = early.result(), begin
     if call.replay is not None:
         response = HttpResponse(call.replay.body, status=call.replay.status, content_type="application/json")
         response["Idempotent-Replayed"] = "true"
         response._request_id_override = call.replay.request_id
         return _overhead(_headers(response, call), started, 0.0)
     if call.stream:
-        return await _chat_stream(request, call, started)
-    return await _chat_once(request, call, started)
+        return await _chat_stream(request, call, started, placing)
+    return await _chat_once(request, call, started, placing)
+
+
+async def _abandon(provider: asyncio.Future, close=None) -> None:
+    """Stop a provider request nobody will read: cancel it, or `close(result)` if it had already answered."""
+    provider.cancel()
+    (result,) = await asyncio.gather(provider, return_exceptions=True)
+    if close is not None and not isinstance(result, BaseException):
+        await close(result)
+
+
+async def _placed(placing: asyncio.Future | None, provider: asyncio.Future, close=None) -> None:
+    """Wait until the hold of a call whose provider request left early is placed. Refused (DomainError, 402):
+    the provider request is abandoned and the refusal raised. The client gone meanwhile: the provider request
+    is abandoned, and the hold released once placed."""
+    if placing is None:
+        return
+    try:
+        await asyncio.shield(placing)
+    except asyncio.CancelledError:
+        _shielded_background(_abandon(provider, close))
+        _after(placing, _interrupted)
+        raise
+    except BaseException:
+        await _shielded(_abandon(provider, close))
+        raise
 
 
 async def _upstream_failed(request, call, err: errors.DomainError, started: float, upstream_seconds: float):
@@ -145,16 +213,23 @@ async def _upstream_failed(request, call, err: errors.DomainError, started: floa
     return _error(request, err, started, upstream_seconds)
 
 
-async def _chat_once(request, call: services.Call, started: float):
+async def _chat_once(request, call: services.Call, started: float, placing: asyncio.Future | None = None):
     client = upstream.async_client(call.model)
     t0 = time.perf_counter()
+    provider = asyncio.ensure_future(client.post(
+        call.model.chat_url, content=upstream.request_body(call.model, call.body, stream=False),
+        headers=upstream.request_headers(call.model, call.request_id)))
     try:
-        resp = await client.post(call.model.chat_url, content=upstream.request_body(call.model, call.body, stream=False),
-                                 headers=upstream.request_headers(call.model, call.request_id))
+        await _placed(placing, provider)
+    except errors.DomainError as err:
+        return _error(request, err, started)
+    try:
+        resp = await provider
     except httpx.HTTPError as exc:
         return await _upstream_failed(request, call, upstream.unavailable(exc), started, time.perf_counter() - t0)
     except asyncio.CancelledError:  # the client went away before the upstream answered: nothing delivered
-        await _shielded(_finish(call=call, status="interrupted", usage=None, http_status=499))
+        provider.cancel()
+        await _shielded(_interrupted(call))
         raise
     upstream_seconds = time.perf_counter() - t0
     if resp.status_code >= 300:
@@ -242,10 +317,10 @@ def _carries_output(obj: dict) -> bool:
     return metering.usage_tokens(obj.get("usage")) is not None
 
 
-async def _chat_stream(request, call: services.Call, started: float):
-    client = upstream.async_client(call.model)
-    meter = metering.StreamMeter(prompt_estimate=call.prompt_estimate)
-    t0 = time.perf_counter()
+async def _open_stream(client, call: services.Call, meter: metering.StreamMeter):
+    """Send the streamed request and read until the provider has produced output, so that a provider failing
+    before any output is a clean 502 with nothing charged. Returns (resp, events, buffered, done); on a
+    failure (httpx.HTTPError, UpstreamCut, DomainError) or a cancellation the response is closed first."""
     resp = None
     try:
         req = client.build_request("POST", call.model.chat_url,
@@ -257,8 +332,6 @@ async def _chat_stream(request, call: services.Call, started: float):
             raise upstream.error_for_status(resp.status_code, content)
         if "text/event-stream" not in resp.headers.get("content-type", ""):
             raise errors.ProviderUnavailable("The model provider did not stream; nothing was charged. Retry later.")
-        # Hold the response back until the upstream has produced output, so that an upstream failing before
-        # any output is a clean 502 with nothing charged.
         events = sse_data(resp)
         buffered: list[bytes] = []
         done = False
@@ -274,14 +347,29 @@ async def _chat_stream(request, call: services.Call, started: float):
         else:
             if not done:
                 raise UpstreamCut("the stream ended before any output")
-    except asyncio.CancelledError:
+        return resp, events, buffered, done
+    except BaseException:
         if resp is not None:
             await _shielded(resp.aclose())
-        await _shielded(_finish(call=call, status="interrupted", usage=None, http_status=499))
+        raise
+
+
+async def _chat_stream(request, call: services.Call, started: float, placing: asyncio.Future | None = None):
+    client = upstream.async_client(call.model)
+    meter = metering.StreamMeter(prompt_estimate=call.prompt_estimate)
+    t0 = time.perf_counter()
+    provider = asyncio.ensure_future(_open_stream(client, call, meter))
+    try:
+        await _placed(placing, provider, close=lambda opened: opened[0].aclose())
+    except errors.DomainError as err:
+        return _error(request, err, started)
+    try:
+        resp, events, buffered, done = await provider
+    except asyncio.CancelledError:
+        provider.cancel()
+        await _shielded(_interrupted(call))
         raise
     except (httpx.HTTPError, UpstreamCut, errors.DomainError) as exc:
-        if resp is not None:
-            await resp.aclose()
         if isinstance(exc, errors.DomainError):
             err = exc
         elif isinstance(exc, UpstreamCut):
