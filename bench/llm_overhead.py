@@ -3,7 +3,7 @@
 and 200 concurrent streams, and LiteLLM's proxy side by side on the same fake upstream.
 
     .venv/bin/python bench/llm_overhead.py [--litellm /tmp/litellm-venv/bin/litellm] [--chunks 20]
-                                           [--chunk-ms 10] [--rounds 3]
+                                           [--chunk-ms 10] [--rounds 3] [--compare LLM_EARLY_START=0]
 
 Three processes besides this client, each its own uvicorn: the fake OpenAI-style upstream (streams
 `--chunks` chunks, `--chunk-ms` apart, then a usage chunk and [DONE]; a non-streamed request is answered at
@@ -12,7 +12,10 @@ SQLite DATA_DIR, a workspace with enough credits, the rate limit lifted); LiteLL
 given (install it in its own venv: python3 -m venv /tmp/litellm-venv && /tmp/litellm-venv/bin/pip install
 'litellm[proxy]'). `--mode` (default both): streaming chat completions read to their end, and non-streamed ones; per request we record the
 time to the first content chunk and to the end of the stream. Added latency = proxy percentile minus the
-same percentile measured directly against the upstream in the same run, at the same concurrency.
+same percentile measured directly against the upstream in the same run, at the same concurrency. The targets'
+rounds are interleaved (direct, service, LiteLLM, direct, ...), so a drift of the machine during the run falls
+on all of them alike: at one client, running the targets one after the other moved the service's added p50
+by 2-4 ms between otherwise identical runs.
 
 The service runs with the uvicorn options `manage.py serve` uses (core.management.commands.serve.web_options).
 The client spreads its connections over up to CLIENT_SHARDS httpx clients (see run_level); a request that fails
@@ -170,10 +173,13 @@ async def one_once(http, url: str, headers: dict, body: dict) -> tuple[float, fl
     return end - t0, end - t0
 
 
-async def run_level(url: str, headers: dict, body: dict, concurrency: int, rounds: int) -> dict:
+async def run_level(targets: dict, mode: str, concurrency: int, rounds: int, pids: dict) -> dict:
+    """Every target at one concurrency, rounds interleaved (a round of the first target, then of the second, ...,
+    then the next round), so that a drift in the machine's state during the run (other load, frequency, cache)
+    falls on all targets alike instead of on whichever ran during it. Returns {target: figures}."""
     import httpx
 
-    one_stream_or_once = one_stream if body.get("stream") else one_once
+    one_stream_or_once = one_stream if mode == "stream" else one_once
 
     # The client's connections are split over several httpx clients, used in turn: one httpcore pool re-examines all
     # its connections whenever a request starts or ends, so one pool of 200 busy connections cost this process 3-5x
@@ -182,26 +188,43 @@ async def run_level(url: str, headers: dict, body: dict, concurrency: int, round
     shards = min(CLIENT_SHARDS, concurrency)
     per_shard = -(-concurrency // shards) + 10
     limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
-    ttft, total = [], []
-    failed: dict[str, int] = {}
-    clients = [httpx.AsyncClient(timeout=120, limits=limits) for _ in range(shards)]
+    state = {name: {"ttft": [], "total": [], "failed": {}, "cpu": 0.0,
+                    "clients": [httpx.AsyncClient(timeout=120, limits=limits) for _ in range(shards)]}
+             for name in targets}
+
+    def body_for(model: str) -> dict:
+        return {"model": model, "messages": [{"role": "user", "content": "benchmark"}], "stream": mode == "stream",
+                "max_tokens": 64}
+
     try:
-        await one_stream_or_once(clients[0], url, headers, body)  # warm the pool and the server
+        for name, (url, headers, model) in targets.items():  # warm each pool and server
+            await one_stream_or_once(state[name]["clients"][0], url, headers, body_for(model))
         for _ in range(rounds):
-            results = await asyncio.gather(*(one_stream_or_once(clients[i % shards], url, headers, body)
-                                             for i in range(concurrency)), return_exceptions=True)
-            for result in results:
-                if isinstance(result, BaseException):  # counted and named in the report, not silently dropped
-                    name = f"{type(result).__name__}: {str(result)[:120]}"
-                    failed[name] = failed.get(name, 0) + 1
-                    continue
-                ttft.append(result[0])
-                total.append(result[1])
+            for name, (url, headers, model) in targets.items():
+                st, body = state[name], body_for(model)
+                cpu0 = cpu_seconds(pids[name]) if pids[name] else 0.0
+                results = await asyncio.gather(*(one_stream_or_once(st["clients"][i % shards], url, headers, body)
+                                                 for i in range(concurrency)), return_exceptions=True)
+                st["cpu"] += (cpu_seconds(pids[name]) - cpu0) if pids[name] else 0.0
+                for result in results:
+                    if isinstance(result, BaseException):  # counted and named in the report, not silently dropped
+                        why = f"{type(result).__name__}: {str(result)[:120]}"
+                        st["failed"][why] = st["failed"].get(why, 0) + 1
+                        continue
+                    st["ttft"].append(result[0])
+                    st["total"].append(result[1])
     finally:
-        for http in clients:
-            await http.aclose()
-    return {"n": len(total), "failed": failed, "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
-            "p50": pct(total, 50), "p99": pct(total, 99), "mean": statistics.fmean(total) if total else float("nan")}
+        for st in state.values():
+            for http in st["clients"]:
+                await http.aclose()
+    out = {}
+    for name, st in state.items():
+        ttft, total = st["ttft"], st["total"]
+        out[name] = {"n": len(total), "failed": st["failed"], "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
+                     "p50": pct(total, 50), "p99": pct(total, 99),
+                     "mean": statistics.fmean(total) if total else float("nan"),
+                     "cpu_ms": st["cpu"] * 1000 / max(1, len(total))}
+    return out
 
 
 # --- main ----------------------------------------------------------------------------------------------------
@@ -216,6 +239,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds per level (level 1: 20x as many)")
     ap.add_argument("--database-url", default="", help="e.g. postgres://… (default: a fresh SQLite DATA_DIR)")
     ap.add_argument("--redis-url", default="", help="shared cache for the rate limit, as in production")
+    ap.add_argument("--compare", action="append", default=[], metavar="NAME=VALUE",
+                    help="also measure the service started with this environment setting changed (repeatable)")
     ap.add_argument("--litellm", default="/tmp/litellm-venv/bin/litellm" if Path("/tmp/litellm-venv/bin/litellm").exists() else "")
     args = ap.parse_args()
     if args.serve_upstream:
@@ -263,6 +288,16 @@ def main() -> None:
                         "bench/model"),
         }
         pids = {"direct": None, "service": procs[-1].pid}
+        for setting in args.compare:  # the same service with one setting changed, as one more target (an A/B in one run)
+            name, _, value = setting.partition("=")
+            port = free_port()
+            procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port",
+                                           str(port), "--log-level", "warning", "--no-access-log", *web_options()],
+                                          cwd=ROOT, env={**env, name: value}))
+            wait_port(port, procs[-1])
+            targets[f"service[{setting}]"] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions",
+                                              {"Authorization": f"Bearer {api_key}"}, "bench/model")
+            pids[f"service[{setting}]"] = procs[-1].pid
         if args.litellm:
             ll_port = free_port()
             cfg = tmp / "litellm.yaml"
@@ -296,20 +331,13 @@ def main() -> None:
         modes = ["stream", "once"] if args.mode == "both" else [args.mode]
         for mode, level in [(m, int(x)) for m in modes for x in args.levels.split(",")]:
             rounds = args.rounds * 20 if level == 1 else args.rounds
-            measured = {}
-            for name, (url, headers, model) in targets.items():
-                body = {"model": model, "messages": [{"role": "user", "content": "benchmark"}], "stream": mode == "stream",
-                        "max_tokens": 64}
-                cpu0 = cpu_seconds(pids[name]) if pids[name] else 0.0
-                measured[name] = asyncio.run(run_level(url, headers, body, level, rounds))
-                cpu = (cpu_seconds(pids[name]) - cpu0) if pids[name] else 0.0
-                measured[name]["cpu_ms"] = cpu * 1000 / (measured[name]["n"] + 1)
+            measured = asyncio.run(run_level(targets, mode, level, rounds, pids))
             base = measured["direct"]
             for name, m in measured.items():
                 added50 = (m["p50"] - base["p50"]) * 1000
                 added99 = (m["p99"] - base["p99"]) * 1000
                 rows.append((f"{mode} {level}", name, m, added50, added99, (m["ttft_p50"] - base["ttft_p50"]) * 1000))
-                print(f"{mode:6} c={level:<4} {name:8} n={m['n']:<4} total p50 {m['p50']*1000:8.2f} ms p99 {m['p99']*1000:8.2f} ms | "
+                print(f"{mode:6} c={level:<4} {name:10} n={m['n']:<4} total p50 {m['p50']*1000:8.2f} ms p99 {m['p99']*1000:8.2f} ms | "
                       f"added p50 {added50:7.2f} ms p99 {added99:7.2f} ms | ttft added p50 "
                       f"{(m['ttft_p50'] - base['ttft_p50']) * 1000:7.2f} ms | proxy CPU {m['cpu_ms']:6.2f} ms/stream"
                       + (f" | FAILED {sum(m['failed'].values())}: {m['failed']}" if m["failed"] else ""), flush=True)
