@@ -44,7 +44,7 @@ def child(args):
 
     from aiosmtpd.controller import Controller
     from django.core.management import call_command
-    from django.db import connection
+    from django.db import connection, transaction
     from django.utils import timezone
 
     from accounts.services import user_get_or_create, workspace_create
@@ -83,6 +83,10 @@ def child(args):
               "{{company_name|your team}}.\n\nBest,\nSam", "wait_days": 0}]
 
     def campaign_with(n, *, mailbox_ids, due_every=1, prefix="p"):
+        with transaction.atomic():  # a launched campaign and its leads at once, as launch_campaign writes them
+            return _campaign_with(n, mailbox_ids=mailbox_ids, due_every=due_every, prefix=prefix)
+
+    def _campaign_with(n, *, mailbox_ids, due_every, prefix):
         camp = Campaign.objects.create(workspace=ws, name="bench", state="launched", steps=steps,
                                        sending_window=always, launched_at=timezone.now())
         now = timezone.now()
