@@ -4,6 +4,7 @@ and 200 concurrent streams, and LiteLLM's proxy side by side on the same fake up
 
     .venv/bin/python bench/llm_overhead.py [--litellm /tmp/litellm-venv/bin/litellm] [--chunks 20]
                                            [--chunk-ms 10] [--rounds 3] [--compare LLM_EARLY_START=0]
+                                           [--bare-relay]
 
 Three processes besides this client, each its own uvicorn: the fake OpenAI-style upstream (streams
 `--chunks` chunks, `--chunk-ms` apart, then a usage chunk and [DONE]; a non-streamed request is answered at
@@ -15,7 +16,9 @@ time to the first content chunk and to the end of the stream. Added latency = pr
 same percentile measured directly against the upstream in the same run, at the same concurrency. The targets'
 rounds are interleaved (direct, service, LiteLLM, direct, ...), so a drift of the machine during the run falls
 on all of them alike: at one client, running the targets one after the other moved the service's added p50
-by 2-4 ms between otherwise identical runs.
+by 2-4 ms between otherwise identical runs. `--bare-relay` adds the least a proxy on the same stack can do (uvicorn
+with serve's options, one httpx client, bytes forwarded both ways, nothing else): the floor of the service's
+added latency at one client.
 
 The service runs with the uvicorn options `manage.py serve` uses (core.management.commands.serve.web_options).
 The client spreads its connections over up to CLIENT_SHARDS httpx clients (see run_level); a request that fails
@@ -96,6 +99,58 @@ def serve_upstream(port: int, chunks: int, chunk_ms: float) -> None:
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, backlog=4096)
+
+
+# --- a bare relay (`llm_overhead.py --serve-relay PORT --relay-to URL`): the floor of any proxy on this stack ----
+def serve_relay(port: int, target: str) -> None:
+    """The least a Python proxy on the service's stack can do: uvicorn with serve's options, one pooled
+    httpx.AsyncClient, the request body forwarded as it came and the response's bytes streamed back as they
+    come (no key, no rate limit, no database, no parsing, no metering). Its added latency is the floor of the
+    service's: what the service adds beyond it is its own work."""
+    import httpx
+    import uvicorn
+
+    sys.path.insert(0, str(ROOT))
+    from core.management.commands.serve import web_options
+
+    client = None
+
+    async def app(scope, receive, send):
+        nonlocal client
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if client is None:
+            client = httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=2000,
+                                                                        max_keepalive_connections=500))
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        req = client.build_request("POST", target, content=body, headers={"content-type": "application/json"})
+        resp = await client.send(req, stream=True)
+        await send({"type": "http.response.start", "status": resp.status_code,
+                    "headers": [(b"content-type", resp.headers.get("content-type", "").encode())]})
+        async for chunk in resp.aiter_raw():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await resp.aclose()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    opts = web_options()
+    kwargs = {}
+    for i, opt in enumerate(opts):  # serve's uvicorn options, as keyword arguments
+        if opt == "--timeout-keep-alive":
+            kwargs["timeout_keep_alive"] = int(opts[i + 1])
+        elif opt == "--backlog":
+            kwargs["backlog"] = int(opts[i + 1])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **kwargs)
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
@@ -239,12 +294,19 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds per level (level 1: 20x as many)")
     ap.add_argument("--database-url", default="", help="e.g. postgres://… (default: a fresh SQLite DATA_DIR)")
     ap.add_argument("--redis-url", default="", help="shared cache for the rate limit, as in production")
+    ap.add_argument("--serve-relay", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--relay-to", help=argparse.SUPPRESS)
+    ap.add_argument("--bare-relay", action="store_true",
+                    help="also measure a bare relay on the same stack (no key, database or parsing): the floor")
     ap.add_argument("--compare", action="append", default=[], metavar="NAME=VALUE",
                     help="also measure the service started with this environment setting changed (repeatable)")
     ap.add_argument("--litellm", default="/tmp/litellm-venv/bin/litellm" if Path("/tmp/litellm-venv/bin/litellm").exists() else "")
     args = ap.parse_args()
     if args.serve_upstream:
         serve_upstream(args.serve_upstream, args.chunks, args.chunk_ms)
+        return
+    if args.serve_relay:
+        serve_relay(args.serve_relay, args.relay_to)
         return
 
     procs: list[subprocess.Popen] = []
@@ -288,6 +350,13 @@ def main() -> None:
                         "bench/model"),
         }
         pids = {"direct": None, "service": procs[-1].pid}
+        if args.bare_relay:
+            port = free_port()
+            procs.append(subprocess.Popen([PY, __file__, "--serve-relay", str(port), "--relay-to",
+                                           f"{upstream}/chat/completions"]))
+            wait_port(port, procs[-1])
+            targets["bare relay"] = (f"http://127.0.0.1:{port}/chat/completions", {}, "bench")
+            pids["bare relay"] = procs[-1].pid
         for setting in args.compare:  # the same service with one setting changed, as one more target (an A/B in one run)
             name, _, value = setting.partition("=")
             port = free_port()

@@ -21,6 +21,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 CHARGE = 19_000  # fake/ok: 11 prompt + 8 completion tokens at 1 credit per 1k tokens
 
 
+@pytest.fixture(autouse=True)
+def early_start_on(settings):
+    settings.LLM_EARLY_START = True  # the default with PostgreSQL; off by default with SQLite
+
+
 @pytest.fixture
 def hold_probe(monkeypatch, fake):
     """Wrap the hold: `probe.seen` gets, per hold placed, whether the provider already had the request
