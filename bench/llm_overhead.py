@@ -44,25 +44,32 @@ PY = sys.executable
 CLIENT_SHARDS = 16
 
 
+async def _request_body(scope, receive, send) -> bytes | None:
+    """An HTTP request's whole body; None for the lifespan protocol (answered here until shutdown)."""
+    if scope["type"] == "lifespan":
+        while True:
+            msg = await receive()
+            if msg["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+                return None
+    body = b""
+    while True:
+        msg = await receive()
+        body += msg.get("body", b"")
+        if not msg.get("more_body"):
+            return body
+
+
 # --- the fake upstream (run in its own process: `llm_overhead.py --serve-upstream PORT`) -------------------
 def serve_upstream(port: int, chunks: int, chunk_ms: float) -> None:
     import uvicorn
 
     async def app(scope, receive, send):
-        if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+        body = await _request_body(scope, receive, send)
+        if body is None:
+            return
         req = json.loads(body or b"{}")
         if not scope["path"].endswith("/chat/completions"):
             await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"application/json")]})
@@ -117,23 +124,12 @@ def serve_relay(port: int, target: str) -> None:
 
     async def app(scope, receive, send):
         nonlocal client
-        if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+        body = await _request_body(scope, receive, send)
+        if body is None:
+            return
         if client is None:
             client = httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=2000,
                                                                         max_keepalive_connections=500))
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
         req = client.build_request("POST", target, content=body, headers={"content-type": "application/json"})
         resp = await client.send(req, stream=True)
         await send({"type": "http.response.start", "status": resp.status_code,
