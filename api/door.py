@@ -122,7 +122,13 @@ async def _send_response(send, request: Request, response) -> None:
     headers.extend(h for h in _extra_headers if h[0] not in present)
     if not response.streaming and b"content-length" not in present:
         headers.append((b"content-length", str(len(response.content)).encode("ascii")))
-    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    try:
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    except BaseException:  # client gone before the body began: a streaming body's own cleanup never runs
+        unsent = getattr(response, "on_unsent", None)
+        if unsent is not None:
+            unsent()
+        raise
     if not response.streaming:
         await send({"type": "http.response.body", "body": response.content})
         return

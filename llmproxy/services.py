@@ -141,12 +141,14 @@ class EarlyStart:
 
     Learned from the database: every settlement returns the workspace's available balance, and that value
     (fresh for EARLY_START_SECONDS) is the allowance; each call started early takes its hold amount out of
-    it at once, under a lock, so this process never starts more than the balance it last saw covers. A hold
-    the database refuses forgets the workspace: its next calls are placed first, as they always were,
-    until a settlement teaches it again. The allowance is only an optimisation: the hold itself (the
-    conditional UPDATE) still decides, so nothing can overspend, no byte reaches the client before the hold
-    is placed, and a refused call is the same 402 with nothing charged. What staleness can cost (another
-    process or verb spent the balance meanwhile) is a provider request that is started and then abandoned."""
+    it at once, under a lock. A settlement's reading does not count holds claimed meanwhile and not yet
+    placed (nor do readings taken on different database threads arrive in order), so the allowance can run
+    ahead of the balance by the holds in flight. A hold the database refuses forgets the workspace: its
+    next calls are placed first, as they always were, until a settlement teaches it again. The allowance is
+    only an optimisation: the hold itself (the conditional UPDATE) still decides, so nothing can overspend,
+    no byte reaches the client before the hold is placed, and a refused call is the same 402 with nothing
+    charged. What an allowance ahead of the balance costs (calls in flight, or another process or verb
+    spending meanwhile) is a provider request that is started and then abandoned."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds

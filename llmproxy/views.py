@@ -126,6 +126,20 @@ def _set_once(future: asyncio.Future, value) -> None:
         future.set_result(value)
 
 
+def _go(early: asyncio.Future | None):
+    """The `early` callback chat_begin calls on its database thread: resolves `early` on this loop."""
+    if early is None:
+        return None
+    loop = early.get_loop()
+
+    def go(call) -> None:
+        try:
+            loop.call_soon_threadsafe(_set_once, early, call)
+        except RuntimeError:  # the loop is closing: the call simply continues with the hold placed first
+            pass
+    return go
+
+
 def _after(task: asyncio.Future, coro_fn) -> None:
     """Run `coro_fn(result)` once `task` succeeds, in the background (the request may be gone)."""
     async def later():
@@ -150,22 +164,21 @@ async def chat(request):
         return _error(request, errors.MethodNotAllowed(headers={"Allow": "POST"}), started)
     # The provider request may leave while the hold is placed (services.EarlyStart): `early` resolves with the
     # call when the database thread allows it; `begin` resolves once the hold is placed (or raises the refusal).
-    loop = asyncio.get_running_loop()
-    early = loop.create_future()
+    early = asyncio.get_running_loop().create_future() if settings.LLM_EARLY_START else None
     begin = asyncio.ensure_future(_begin(
         authorization=request.headers.get("Authorization"), request_id=request.request_id,
         raw_body=request.body, content_type=request.content_type,
-        idempotency_key=request.headers.get("Idempotency-Key"),
-        early=lambda call: loop.call_soon_threadsafe(_set_once, early, call),
+        idempotency_key=request.headers.get("Idempotency-Key"), early=_go(early),
     ))
-    try:
-        await asyncio.wait((begin, early), return_when=asyncio.FIRST_COMPLETED)
+    try:  # (begin is never cancelled: its thread would place the hold anyway)
+        await asyncio.wait((begin,) if early is None else (begin, early), return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:  # the client went away: once the hold is placed, release it
         _after(begin, _interrupted)
         raise
     placing = None
     if begin.done():
-        early.cancel()
+        if early is not None:
+            early.cancel()
         try:
             call = begin.result()
         except errors.DomainError as err:
@@ -216,19 +229,21 @@ async def _upstream_failed(request, call, err: errors.DomainError, started: floa
 async def _chat_once(request, call: services.Call, started: float, placing: asyncio.Future | None = None):
     client = upstream.async_client(call.model)
     t0 = time.perf_counter()
-    provider = asyncio.ensure_future(client.post(
-        call.model.chat_url, content=upstream.request_body(call.model, call.body, stream=False),
-        headers=upstream.request_headers(call.model, call.request_id)))
-    try:
-        await _placed(placing, provider)
-    except errors.DomainError as err:
-        return _error(request, err, started)
+    provider = client.post(call.model.chat_url, content=upstream.request_body(call.model, call.body, stream=False),
+                           headers=upstream.request_headers(call.model, call.request_id))
+    if placing is not None:  # the provider request runs while the hold is placed
+        provider = asyncio.ensure_future(provider)
+        try:
+            await _placed(placing, provider)
+        except errors.DomainError as err:
+            return _error(request, err, started)
     try:
         resp = await provider
     except httpx.HTTPError as exc:
         return await _upstream_failed(request, call, upstream.unavailable(exc), started, time.perf_counter() - t0)
     except asyncio.CancelledError:  # the client went away before the upstream answered: nothing delivered
-        provider.cancel()
+        if placing is not None:  # (the task may have finished in the same turn: its outcome is read, not lost)
+            _shielded_background(_abandon(provider))
         await _shielded(_interrupted(call))
         raise
     upstream_seconds = time.perf_counter() - t0
@@ -354,19 +369,26 @@ async def _open_stream(client, call: services.Call, meter: metering.StreamMeter)
         raise
 
 
+async def _close_opened(opened) -> None:
+    await opened[0].aclose()
+
+
 async def _chat_stream(request, call: services.Call, started: float, placing: asyncio.Future | None = None):
     client = upstream.async_client(call.model)
     meter = metering.StreamMeter(prompt_estimate=call.prompt_estimate)
     t0 = time.perf_counter()
-    provider = asyncio.ensure_future(_open_stream(client, call, meter))
-    try:
-        await _placed(placing, provider, close=lambda opened: opened[0].aclose())
-    except errors.DomainError as err:
-        return _error(request, err, started)
+    provider = _open_stream(client, call, meter)
+    if placing is not None:  # the provider request runs while the hold is placed
+        provider = asyncio.ensure_future(provider)
+        try:
+            await _placed(placing, provider, close=_close_opened)
+        except errors.DomainError as err:
+            return _error(request, err, started)
     try:
         resp, events, buffered, done = await provider
     except asyncio.CancelledError:
-        provider.cancel()
+        if placing is not None:  # the stream may have opened in the same turn: it is closed, not left open
+            _shielded_background(_abandon(provider, close=_close_opened))
         await _shielded(_interrupted(call))
         raise
     except (httpx.HTTPError, UpstreamCut, errors.DomainError) as exc:
@@ -382,9 +404,20 @@ async def _chat_stream(request, call: services.Call, started: float, placing: as
     response = StreamingHttpResponse(_relay(call, resp, events, buffered, done, meter, last_part),
                                      content_type="text/event-stream")
     response.last_part = last_part  # llmproxy.asgi ends the response with the final part: one write, not two
+    # A client gone before the body began (its headers unsent): the relay never ran, so its cleanup never will.
+    response.on_unsent = lambda: _shielded_background(_unsent(call, resp))
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return _overhead(_headers(response, call), started, upstream_seconds)
+
+
+async def _unsent(call: services.Call, resp: httpx.Response) -> None:
+    """The stream's response never started (the client went away first): close the provider's stream, release
+    the hold, record the call as interrupted with nothing delivered."""
+    try:
+        await resp.aclose()
+    finally:
+        await _interrupted(call)
 
 
 async def _relay(call: services.Call, resp: httpx.Response, events, buffered: list[bytes], done: bool,

@@ -163,3 +163,4 @@ def test_the_allowance_is_taken_by_each_early_call_and_refreshed_by_settlements(
     stale = llm.EarlyStart(seconds=-1)
     stale.learn("ws", 100)
     assert not stale.claim("ws", 1)  # older than its seconds: hold first
+

@@ -302,3 +302,52 @@ def test_each_hot_path_step_is_one_statement_on_postgresql(workspace, django_ass
     entry = LedgerEntry.objects.get(request_id="req_q1")
     assert (entry.amount_micros, entry.balance_after_micros) == (-4_000, account.balance_micros)
     assert RequestRecord.objects.get(pk="req_q1").usage == {"total_tokens": 4}
+
+
+def test_a_client_gone_before_a_streams_headers_leave_releases_the_hold_and_closes_the_provider_stream(
+        transactional_db, models_file, api_key, workspace, fake):
+    """The window between the view's answer and the first byte of its body: the relay never starts, so its own
+    cleanup cannot run; the door's `on_unsent` hook does it (llmproxy.asgi, api/door.py)."""
+    import asyncio
+
+    from llmproxy import asgi, views
+
+    body = json.dumps({"model": "fake/ok", "messages": HELLO, "stream": True}).encode()
+    scope = {"type": "http", "method": "POST", "path": "/v1/llm/chat", "query_string": b"", "scheme": "http",
+             "server": ("testserver", 80), "client": ("127.0.0.1", 5000), "root_path": "",
+             "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"),
+                         (b"authorization", f"Bearer {api_key}".encode()),
+                         (b"content-length", str(len(body)).encode())]}
+    sent = []
+
+    async def run():
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive():
+            if messages:
+                return messages.pop()
+            await asyncio.Event().wait()  # the client never says it left: the send below fails first
+
+        async def send(message):
+            sent.append(message["type"])
+            if message["type"] == "http.response.start":
+                raise OSError("connection reset by peer")
+
+        view, kwargs = asgi.route(scope["path"])
+        try:
+            await asgi.app(scope, receive, send, view, kwargs)
+        except OSError:
+            pass
+        while views._background:  # the hook's cleanup runs in the background
+            await asyncio.gather(*views._background, return_exceptions=True)
+
+    try:
+        asyncio.run(run())
+    finally:
+        views.close_db_threads()
+    assert sent == ["http.response.start"]  # no byte of the body left
+    rec = RequestRecord.objects.get(workspace=workspace)
+    assert (rec.status, rec.http_status, rec.credits_charged_micros) == ("interrupted", 499, 0)
+    assert not Hold.objects.filter(status="held").exists()
+    acc = CreditAccount.objects.get(pk=workspace.pk)
+    assert (acc.balance_micros, acc.reserved_micros) == (300_000_000, 0)
