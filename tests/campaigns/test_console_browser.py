@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.campaigns.conftest import sink_messages
+from tests.screens import shot
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = "/usr/bin/chromium"
@@ -101,14 +102,14 @@ def test_campaigns_and_replies_in_the_browser(live_server, settings, browser, tm
     expect(page.get_by_role("heading", name="Campaigns")).to_be_visible()
     row = page.get_by_role("row", name="Fintech VPs, November")
     expect(row).to_contain_text("launched")
-    page.screenshot(path=str(shots / "campaigns.png"), full_page=True)
+    shot(page, str(shots / "campaigns.png"), full_page=True)
     row.get_by_role("link", name="Fintech VPs, November").click()
     expect(page.get_by_role("heading", name="Fintech VPs, November")).to_be_visible()
     expect(page.get_by_text("Hi Ann,")).to_be_visible()  # steps as rendered for a sample lead
     expect(page.get_by_text("Mon, Tue, Wed, Thu, Fri, Sat, Sun, 00:00–24:00 (Europe/Berlin)")).to_be_visible()
     expect(page.get_by_role("row", name="cy@corvid.example")).to_contain_text("In sequence")
     expect(page.get_by_role("row", name="ann@acme-labs.example")).to_contain_text("Replied")
-    page.screenshot(path=str(shots / "campaign.png"), full_page=True)
+    shot(page, str(shots / "campaign.png"), full_page=True)
 
     # --- Pause: the scheduler sends nothing; Resume ---------------------------------------------------
     page.get_by_role("button", name="Pause").click()
@@ -133,7 +134,7 @@ def test_campaigns_and_replies_in_the_browser(live_server, settings, browser, tm
     assert bob.classification == "unsubscribe"
     card = page.locator(f"article#{bob.pk}")
     expect(card).to_contain_text("Please take me off your list.")
-    page.screenshot(path=str(shots / "replies.png"), full_page=True)
+    shot(page, str(shots / "replies.png"), full_page=True)
     card.get_by_label("Correct label").select_option("not_interested")
     card.get_by_role("button", name="Save label").click()
     expect(page.get_by_role("status").first).to_contain_text("Label corrected from unsubscribe to not_interested")

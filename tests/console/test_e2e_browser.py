@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.screens import shot
+
 playwright_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [
@@ -85,7 +87,7 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
     page.goto(f"{base}/console/")
     assert "/console/auth/login/" in page.url
     page.get_by_label("Email address").fill(owner.email)
-    page.screenshot(path=str(shots / "sign-in.png"))
+    shot(page, str(shots / "sign-in.png"))
     page.get_by_role("button", name="Email me a sign-in code").click()
     page.locator("input[name=code]").fill(last_code(owner.email))
     page.get_by_role("button", name="Sign in", exact=True).click()
@@ -98,12 +100,12 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
         page.goto(quote.json()["result"]["approval_url"])
         expect(page.get_by_role("heading", name="Buy sending capacity")).to_be_visible()
         expect(page.get_by_role("row", name="Mailboxes")).to_contain_text("8")
-        page.screenshot(path=str(shots / "approval.png"), full_page=True)
+        shot(page, str(shots / "approval.png"), full_page=True)
     # the README's hero image: only what a user's own calls produce (no test-only verbs yet)
     page.goto(f"{base}/console/")
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     assert "test_confirm" not in page.content()
-    page.screenshot(path=str(shots / "overview.png"), full_page=True)
+    shot(page, str(shots / "overview.png"), full_page=True)
 
     # --- the agent asks for two approvals ------------------------------------------------------------
     first = agent.post("/v1/test_confirm", json={"amount": 5_000_000}).json()["result"]
@@ -120,7 +122,7 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
     assert new_key.startswith("service_sk_live_")
     page.get_by_role("button", name="Copy").click()
     expect(page.locator("#copy-status")).not_to_be_empty()
-    page.screenshot(path=str(shots / "api-keys.png"), full_page=True)
+    shot(page, str(shots / "api-keys.png"), full_page=True)
     usage = httpx.get(f"{base}/v1/usage", headers={"Authorization": f"Bearer {new_key}"})
     assert usage.status_code == 200 and usage.json()["credits_available"] == "133"
     page.reload()
@@ -145,11 +147,11 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
     assert statuses == {5_000_000: "used", 9_000_000: "denied"}
     page.get_by_role("link", name="Approvals").click()
     expect(page.get_by_text(owner.email).first).to_be_visible()
-    page.screenshot(path=str(shots / "approvals.png"), full_page=True)
+    shot(page, str(shots / "approvals.png"), full_page=True)
 
     # --- ledger and CSV export -----------------------------------------------------------------------
     page.get_by_role("link", name="Ledger").click()
-    page.screenshot(path=str(shots / "ledger.png"), full_page=True)
+    shot(page, str(shots / "ledger.png"), full_page=True)
     with page.expect_download() as info:
         page.get_by_role("link", name="Export CSV").click()
     download = info.value
@@ -165,13 +167,13 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
     page.get_by_label("Test credits").fill("1000")
     page.get_by_role("button", name="Add test credits").click()
     expect(page.get_by_text("Added 1,000 sandbox test credits.")).to_be_visible()
-    page.screenshot(path=str(shots / "top-up.png"), full_page=True)
+    shot(page, str(shots / "top-up.png"), full_page=True)
     page.get_by_role("link", name="Members").click()
     page.get_by_label("Email", exact=True).fill("grace@example.com")
     page.get_by_label("Role", exact=True).select_option("admin")
     page.get_by_role("button", name="Send invitation").click()
     expect(page.get_by_text("Invited grace@example.com as admin.")).to_be_visible()
-    page.screenshot(path=str(shots / "members.png"), full_page=True)
+    shot(page, str(shots / "members.png"), full_page=True)
 
     # --- responsive: a phone-sized viewport never scrolls sideways ---------------------------------------
     for path in ("/console/", "/console/keys/", "/console/ledger/", first["approval_url"]):
@@ -179,5 +181,5 @@ def test_console_end_to_end(live_server, settings, browser, tmp_path):
         page.goto(path if path.startswith("http") else f"{base}{path}")
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
     page.goto(f"{base}/console/")
-    page.screenshot(path=str(shots / "overview-phone.png"))
+    shot(page, str(shots / "overview-phone.png"))
     context.close()

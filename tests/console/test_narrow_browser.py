@@ -4,6 +4,7 @@ scroll), in Debian's chromium driven by Playwright (issue 14, console polish).""
 import pytest
 
 from tests.console.test_e2e_browser import CHROMIUM, browser, playwright_api  # noqa: F401 - the browser fixture
+from tests.screens import shot
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -38,6 +39,6 @@ def test_ledger_and_suppressions_fit_a_390px_screen(live_server, browser, owner,
             overflowing = page.evaluate(
                 "[...document.querySelectorAll('table')].filter(t => t.scrollWidth > t.parentElement.clientWidth + 1).length")
             assert overflowing == 0, f"{path}: a table is wider than its card"
-            page.screenshot(path=str(shots / f"narrow-{path.strip('/').split('/')[-1]}.png"), full_page=True)
+            shot(page, str(shots / f"narrow-{path.strip('/').split('/')[-1]}.png"), full_page=True)
     finally:
         context.close()

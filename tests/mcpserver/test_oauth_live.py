@@ -35,6 +35,7 @@ from accounts.models import OAuthToken as TokenRow
 from billing.models import RequestRecord
 from tests.factories import make_workspace
 from tests.mcpserver.conftest import LiveServer
+from tests.screens import shot
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = "/usr/bin/chromium"
@@ -110,7 +111,7 @@ def consent_in_chromium(authorize_url: str, user, *, scopes: list[str], workspac
             for scope in scopes:
                 page.get_by_label(scope).check()
             if shots:
-                page.screenshot(path=str(shots), full_page=True)
+                shot(page, str(shots), full_page=True)
             page.get_by_role("button", name="Allow").click()
             page.wait_for_url(REDIRECT + "*")
         finally:

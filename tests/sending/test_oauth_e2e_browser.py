@@ -19,6 +19,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from tests.screens import shot
 from tests.sending.oauth_env import GOOGLE_ACCOUNT, MICROSOFT_ACCOUNT
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -79,7 +80,7 @@ def test_oauth_mailboxes_whole_loop(live_server, oauth_settings, browser, google
         assert page.url.startswith(server.base + "/authorize?")
         page.get_by_role("button", name="Allow").click()
         expect(page.get_by_text(f"{server.account} is connected with {label}, passed the SMTP and IMAP")).to_be_visible()
-    page.screenshot(path=str(tmp_path / "mailboxes.png"), full_page=True)
+    shot(page, str(tmp_path / "mailboxes.png"), full_page=True)
     google_mb = Mailbox.objects.get(email=GOOGLE_ACCOUNT)
     assert Mailbox.objects.get(email=MICROSOFT_ACCOUNT).auth == "oauth2"
 
@@ -147,7 +148,7 @@ def test_oauth_mailboxes_whole_loop(live_server, oauth_settings, browser, google
     assert len(smtp.messages) == sent_before + 3
     page.goto(f"{base}/console/mailboxes/")
     expect(page.get_by_role("heading", name="Reconnect needed")).to_be_visible()
-    page.screenshot(path=str(tmp_path / "needs-reconnect.png"), full_page=True)
+    shot(page, str(tmp_path / "needs-reconnect.png"), full_page=True)
 
     # --- Reconnect in the browser; the waiting step goes out exactly once -----------------------------------------
     page.get_by_role("button", name=f"Reconnect {GOOGLE_ACCOUNT}").click()
