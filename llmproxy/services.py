@@ -217,7 +217,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         call = Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
                     stream=stream, rate=rate, hold_micros=amount, prompt_estimate=prompt,
                     idempotency_key=idempotency_key if idem_claimed else None)
-        if early is not None and settings.LLM_EARLY_START and early_start.claim(key.workspace_id, amount):
+        if early is not None and early_start.claim(key.workspace_id, amount):
             early(call)
         # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
         with _write():

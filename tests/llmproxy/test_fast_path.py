@@ -243,17 +243,15 @@ def test_sse_parser_handles_split_lines_crlf_comments_and_multiline_data():
 
 
 # --- one write for the end of a stream ------------------------------------------------------------------
-@pytest.mark.django_db(transaction=True)
-def test_a_stream_ends_with_its_final_part_and_the_end_of_the_body_in_one_message(api_key, models_file):
-    """The usage chunk with `service`, `data: [DONE]` and the end of the body go out as one ASGI message (one
-    write): a client that stops reading at [DONE] finds the response complete and keeps its connection."""
-    from llmproxy.views import close_db_threads
+def _stream_call(api_key, send) -> None:
+    """A streamed chat call straight into config.asgi.application (no server, a client that never disconnects),
+    `send` receiving the response's ASGI messages; background cleanups finish before it returns."""
+    from llmproxy import views
 
     body = json.dumps({"model": "fake/ok", "messages": HELLO, "stream": True}).encode()
     scope = {"type": "http", "method": "POST", "path": "/v1/llm/chat/completions", "query_string": b"",
              "headers": [(b"authorization", f"Bearer {api_key}".encode()), (b"content-type", b"application/json"),
                          (b"content-length", str(len(body)).encode())]}
-    sent = []
 
     async def main():
         pending = [{"type": "http.request", "body": body, "more_body": False}]
@@ -263,15 +261,28 @@ def test_a_stream_ends_with_its_final_part_and_the_end_of_the_body_in_one_messag
                 return pending.pop()
             await asyncio.Event().wait()  # the client stays connected
 
-        async def send(message):
-            sent.append(message)
-
-        await config.asgi.application(scope, receive, send)
+        try:
+            await config.asgi.application(scope, receive, send)
+        finally:
+            while views._background:
+                await asyncio.gather(*views._background, return_exceptions=True)
 
     try:
         asyncio.run(main())
     finally:
-        close_db_threads()
+        views.close_db_threads()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stream_ends_with_its_final_part_and_the_end_of_the_body_in_one_message(api_key, models_file):
+    """The usage chunk with `service`, `data: [DONE]` and the end of the body go out as one ASGI message (one
+    write): a client that stops reading at [DONE] finds the response complete and keeps its connection."""
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    _stream_call(api_key, send)
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 200
     parts = [m for m in sent[1:] if m["type"] == "http.response.body"]
     assert all(m["more_body"] for m in parts[:-1]) and parts[-1]["more_body"] is False
@@ -308,43 +319,15 @@ def test_a_client_gone_before_a_streams_headers_leave_releases_the_hold_and_clos
         transactional_db, models_file, api_key, workspace, fake):
     """The window between the view's answer and the first byte of its body: the relay never starts, so its own
     cleanup cannot run; the door's `on_unsent` hook does it (llmproxy.asgi, api/door.py)."""
-    import asyncio
-
-    from llmproxy import asgi, views
-
-    body = json.dumps({"model": "fake/ok", "messages": HELLO, "stream": True}).encode()
-    scope = {"type": "http", "method": "POST", "path": "/v1/llm/chat", "query_string": b"", "scheme": "http",
-             "server": ("testserver", 80), "client": ("127.0.0.1", 5000), "root_path": "",
-             "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"),
-                         (b"authorization", f"Bearer {api_key}".encode()),
-                         (b"content-length", str(len(body)).encode())]}
     sent = []
 
-    async def run():
-        messages = [{"type": "http.request", "body": body, "more_body": False}]
+    async def send(message):
+        sent.append(message["type"])
+        if message["type"] == "http.response.start":
+            raise OSError("connection reset by peer")
 
-        async def receive():
-            if messages:
-                return messages.pop()
-            await asyncio.Event().wait()  # the client never says it left: the send below fails first
-
-        async def send(message):
-            sent.append(message["type"])
-            if message["type"] == "http.response.start":
-                raise OSError("connection reset by peer")
-
-        view, kwargs = asgi.route(scope["path"])
-        try:
-            await asgi.app(scope, receive, send, view, kwargs)
-        except OSError:
-            pass
-        while views._background:  # the hook's cleanup runs in the background
-            await asyncio.gather(*views._background, return_exceptions=True)
-
-    try:
-        asyncio.run(run())
-    finally:
-        views.close_db_threads()
+    with pytest.raises(OSError):
+        _stream_call(api_key, send)
     assert sent == ["http.response.start"]  # no byte of the body left
     rec = RequestRecord.objects.get(workspace=workspace)
     assert (rec.status, rec.http_status, rec.credits_charged_micros) == ("interrupted", 499, 0)
