@@ -17,7 +17,7 @@ same percentile measured directly against the upstream in the same run, at the s
 rounds are interleaved (direct, service, LiteLLM, direct, ...), so a drift of the machine during the run falls
 on all of them alike: at one client, running the targets one after the other moved the service's added p50
 by 2-4 ms between otherwise identical runs. `--bare-relay` adds the least a proxy on the same stack can do (uvicorn
-with serve's options, one httpx client, bytes forwarded both ways, nothing else): the floor of the service's
+with serve's options, one aiohttp session, bytes forwarded both ways, nothing else): the floor of the service's
 added latency at one client.
 
 The service runs with the uvicorn options `manage.py serve` uses (core.management.commands.serve.web_options).
@@ -111,32 +111,33 @@ def serve_upstream(port: int, chunks: int, chunk_ms: float) -> None:
 # --- a bare relay (`llm_overhead.py --serve-relay PORT --relay-to URL`): the floor of any proxy on this stack ----
 def serve_relay(port: int, target: str) -> None:
     """The least a Python proxy on the service's stack can do: uvicorn with serve's options, one pooled
-    httpx.AsyncClient, the request body forwarded as it came and the response's bytes streamed back as they
-    come (no key, no rate limit, no database, no parsing, no metering). Its added latency is the floor of the
-    service's: what the service adds beyond it is its own work."""
-    import httpx
+    aiohttp session (the service's provider client), the request body forwarded as it came and the response's
+    bytes streamed back as they come (no key, no rate limit, no database, no parsing, no metering). Its added
+    latency is the floor of the service's: what the service adds beyond it is its own work."""
+    import aiohttp
     import uvicorn
 
     sys.path.insert(0, str(ROOT))
     from core.management.commands.serve import web_options
 
-    client = None
+    session = None
 
     async def app(scope, receive, send):
-        nonlocal client
+        nonlocal session
         body = await _request_body(scope, receive, send)
         if body is None:
+            if session is not None:
+                await session.close()
             return
-        if client is None:
-            client = httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=2000,
-                                                                        max_keepalive_connections=500))
-        req = client.build_request("POST", target, content=body, headers={"content-type": "application/json"})
-        resp = await client.send(req, stream=True)
-        await send({"type": "http.response.start", "status": resp.status_code,
-                    "headers": [(b"content-type", resp.headers.get("content-type", "").encode())]})
-        async for chunk in resp.aiter_raw():
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await resp.aclose()
+        if session is None:
+            session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=2000),
+                                            timeout=aiohttp.ClientTimeout(total=120))
+        async with session.post(target, data=body, headers={"content-type": "application/json"},
+                                allow_redirects=False) as resp:
+            await send({"type": "http.response.start", "status": resp.status,
+                        "headers": [(b"content-type", resp.headers.get("content-type", "").encode())]})
+            async for chunk in resp.content.iter_any():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     opts = web_options()

@@ -39,8 +39,20 @@ _OAUTH_PATHS = frozenset({"/.well-known/oauth-authorization-server", "/oauth/aut
                           "/oauth/register", "/oauth/revoke"})
 
 
+def _closing_send(send):
+    """The lifespan's `send`, closing the LLM passthrough's provider connections before shutdown completes."""
+    from llmproxy import upstream
+
+    async def closing(message):
+        if message["type"] == "lifespan.shutdown.complete":
+            await upstream.close_sessions()
+        await send(message)
+    return closing
+
+
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
+        send = _closing_send(send)
         if mcp_app is not None:
             await mcp_app(scope, receive, send)
             return

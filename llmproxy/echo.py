@@ -7,8 +7,8 @@ It answers `echo: <the last user message>`. Tokens are whitespace-separated word
 Streaming sends one word per chunk (SSE), a final chunk with the finish_reason, the usage chunk when
 `stream_options.include_usage` is set, then `data: [DONE]`, exactly like an OpenAI-style upstream.
 
-Reached by `upstream_base_url: "sandbox://echo"` through `EchoTransport`, an httpx transport that runs it in
-process: no socket, no thread.
+Reached by `upstream_base_url: "sandbox://echo"`: `answer` runs it in process (no socket, no thread) for the
+passthrough, and `EchoTransport`, an httpx transport, for the sync callers.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import httpx
 
@@ -85,30 +85,30 @@ def stream_events(body: dict) -> Iterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
-def _error(status: int, message: str) -> httpx.Response:
+def _error(status: int, message: str) -> tuple[int, str, list[bytes]]:
     body = {"error": {"message": message, "type": "invalid_request_error", "code": None}}
-    return httpx.Response(status, json=body)
+    return status, "application/json", [json.dumps(body).encode()]
 
 
-def handle(request: httpx.Request, *, asynchronous: bool) -> httpx.Response:
-    if request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+def answer(content: bytes, method: str = "POST", path: str = "/chat/completions") -> tuple[int, str, list[bytes]]:
+    """The echo upstream's answer to one request: (status, content type, body parts; one part per SSE event
+    when streaming)."""
+    if method != "POST" or not path.endswith("/chat/completions"):
         return _error(404, "Unknown path.")
     try:
-        body = json.loads(request.content or b"{}")
+        body = json.loads(content or b"{}")
     except ValueError:
         return _error(400, "Malformed JSON.")
     if not isinstance(body, dict) or not body.get("messages"):
         return _error(400, "messages is required.")
     if body.get("stream"):
-        events = stream_events(body)
-        headers = {"content-type": "text/event-stream"}
-        if asynchronous:
-            async def agen() -> AsyncIterator[bytes]:
-                for item in events:
-                    yield item
-            return httpx.Response(200, headers=headers, content=agen())
-        return httpx.Response(200, headers=headers, content=events)
-    return httpx.Response(200, json=completion(body))
+        return 200, "text/event-stream", list(stream_events(body))
+    return 200, "application/json", [json.dumps(completion(body)).encode()]
+
+
+def handle(request: httpx.Request) -> httpx.Response:
+    status, content_type, parts = answer(request.content, request.method, request.url.path)
+    return httpx.Response(status, headers={"content-type": content_type}, content=b"".join(parts))
 
 
 class EchoTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
@@ -116,8 +116,8 @@ class EchoTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         await request.aread()
-        return handle(request, asynchronous=True)
+        return handle(request)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()
-        return handle(request, asynchronous=False)
+        return handle(request)

@@ -1,25 +1,25 @@
-"""Upstream HTTP: one pooled httpx client per upstream base URL (per event loop for the async ones, since
-an async connection pool belongs to the loop that opened it), the upstream request, and error mapping."""
+"""Upstream HTTP: the passthrough's provider call (one aiohttp session per event loop, since an async connection
+pool belongs to the loop that opened it), one pooled httpx client per upstream for the sync callers, the upstream
+request, and error mapping."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import threading
 import weakref
 
-import httpcore
+import aiohttp
 import httpx
 
 from core import errors
+from llmproxy import echo
 from llmproxy.catalog import Model
 from llmproxy.echo import EchoTransport
 
 TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
 LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=500, keepalive_expiry=30.0)
 
-_async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _sync_clients: dict[str, httpx.Client] = {}
 _lock = threading.Lock()
 
@@ -35,102 +35,112 @@ def _verify():
     return _ssl_context
 
 
-class _CoalescingStream(httpcore.AsyncNetworkStream):
-    """A connection to the provider whose writes are held until the next read: httpcore writes a request's header
-    block and its body separately, so every upstream call was two socket writes (two segments, and the provider's
-    process woken for the first one alone). HTTP/1.1 always reads the response after sending a request, so the
-    request goes out whole, in one write, when that read starts. A write error then surfaces from the read (an
-    httpx error either way: 502, nothing charged)."""
-
-    def __init__(self, stream: httpcore.AsyncNetworkStream):
-        self._stream = stream
-        self._pending: list[bytes] = []
-        self._write_timeout: float | None = None  # the writes' own timeout (not the read's), kept for the flush
-
-    async def _flush(self) -> None:
-        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
-        self._pending.clear()
-        await self._stream.write(data, self._write_timeout)
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        if self._pending:
-            await self._flush()
-        return await self._stream.read(max_bytes, timeout)
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if buffer:
-            self._pending.append(bytes(buffer))
-            self._write_timeout = timeout
-
-    async def aclose(self) -> None:
-        self._pending.clear()
-        await self._stream.aclose()
-
-    async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
-        if self._pending:  # e.g. a proxy's CONNECT
-            await self._flush()
-        return _CoalescingStream(await self._stream.start_tls(ssl_context, server_hostname, timeout))
-
-    def get_extra_info(self, info: str):
-        return self._stream.get_extra_info(info)
-
-
-class _CoalescingBackend(httpcore.AsyncNetworkBackend):
-    def __init__(self, backend: httpcore.AsyncNetworkBackend):
-        self._backend = backend
-
-    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        return _CoalescingStream(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
-
-    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
-        return _CoalescingStream(await self._backend.connect_unix_socket(path, timeout, socket_options))
-
-    async def sleep(self, seconds: float) -> None:
-        await self._backend.sleep(seconds)
-
-
-def _async_transport() -> httpx.AsyncHTTPTransport:
-    """httpx's transport, its connection pool's network backend wrapped by _CoalescingBackend (httpx has no
-    parameter for the backend; the pool keeps it in `_network_backend` and hands it to each new connection)."""
-    transport = httpx.AsyncHTTPTransport(verify=_verify(), limits=LIMITS, trust_env=False)
-    pool = transport._pool
-    backend = getattr(pool, "_network_backend", None)
-    if isinstance(pool, httpcore.AsyncConnectionPool) and backend is not None:
-        pool._network_backend = _CoalescingBackend(backend)
-    return transport
-
-
-def _client_kwargs(model: Model, *, asynchronous: bool = False) -> dict:
+def _client_kwargs(model: Model) -> dict:
     kwargs = {"timeout": TIMEOUT, "limits": LIMITS, "follow_redirects": False, "trust_env": False,
               "verify": _verify()}
     if model.is_echo:
         kwargs["transport"] = EchoTransport()
         kwargs.pop("limits")
-    elif asynchronous:
-        kwargs["transport"] = _async_transport()
-        del kwargs["limits"], kwargs["verify"]
     return kwargs
 
 
-# Each upstream's pool is split into this many httpx clients, used in turn. httpcore's pool re-examines every
-# connection of the pool (a poll() syscall each, and a quadratic idle count) whenever a request starts or ends,
-# so one pool of N open streams costs O(N^2) per request: at 200 parallel streams that was the largest CPU cost
-# of the passthrough. Sixteen pools of N/16 cost 256x less per request, with the same keep-alive reuse.
-POOL_SHARDS = 16
+# --- the async provider call (the passthrough's hot path) ---------------------------------------------------
+# aiohttp, not httpx: measured on this stack (bench/RESULTS.md, ninth session), one non-streamed call to a local
+# provider costs the client 570-730 us of CPU through httpx (its request and response models, httpcore's pool)
+# against 70-140 us through aiohttp (C-accelerated HTTP parser, one pool keyed by host), and a stream 800-1050
+# against 210-270 us: a fifth of everything the passthrough spends per call. aiohttp also sends a small
+# request's header block and body in one write. The sync path (the llm_chat verb, reply classification)
+# stays on httpx.
+
+# What "the provider could not be reached" looks like, from either client: connect, read and pool timeouts,
+# refused or reset connections, a malformed HTTP answer.
+UNREACHABLE = (httpx.HTTPError, aiohttp.ClientError, TimeoutError)
+
+AIO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=TIMEOUT.pool + TIMEOUT.connect, sock_connect=TIMEOUT.connect,
+                                    sock_read=TIMEOUT.read)
+_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def async_client(model: Model) -> httpx.AsyncClient:
+def _new_session() -> aiohttp.ClientSession:
+    connector = aiohttp.TCPConnector(limit=LIMITS.max_connections, limit_per_host=0,
+                                     keepalive_timeout=LIMITS.keepalive_expiry, ssl=_verify())
+    return aiohttp.ClientSession(connector=connector, timeout=AIO_TIMEOUT, trust_env=False)
+
+
+def _session() -> aiohttp.ClientSession:
+    """This event loop's session (a connection pool belongs to the loop that opened it): every upstream shares
+    it, its pool keyed by host, port and TLS."""
     loop = asyncio.get_running_loop()
-    per_loop = _async_clients.get(loop)
-    if per_loop is None:
-        per_loop = _async_clients.setdefault(loop, {})
-    shards = per_loop.get(model.upstream_base_url)
-    if shards is None:
-        count = 1 if model.is_echo else POOL_SHARDS
-        shards = per_loop[model.upstream_base_url] = (
-            [httpx.AsyncClient(**_client_kwargs(model, asynchronous=True)) for _ in range(count)], itertools.count())
-    clients, turn = shards
-    return clients[next(turn) % len(clients)]
+    session = _sessions.get(loop)
+    if session is None or session.closed:
+        session = _sessions[loop] = _new_session()
+    return session
+
+
+async def close_sessions() -> None:
+    """Close this event loop's provider connections (the server's lifespan shutdown calls it)."""
+    session = _sessions.pop(asyncio.get_running_loop(), None)
+    if session is not None:
+        await session.close()
+
+
+class Answer:
+    """A provider's answer once its headers are in: `status`, `content_type`, the body read whole (`read`) or
+    as it comes (`chunks`), and `aclose`, which returns a fully read connection to the pool and closes one
+    that was left half-read."""
+
+    __slots__ = ("status", "content_type", "_resp", "_parts", "_own_session")
+
+    def __init__(self, status: int, content_type: str, resp: aiohttp.ClientResponse | None = None,
+                 parts: list[bytes] | None = None, own_session: aiohttp.ClientSession | None = None):
+        self.status, self.content_type, self._resp, self._parts = status, content_type, resp, parts
+        self._own_session = own_session
+
+    async def read(self) -> bytes:
+        if self._resp is None:
+            return b"".join(self._parts)
+        return await self._resp.read()
+
+    async def chunks(self):
+        if self._resp is None:
+            for part in self._parts:
+                yield part
+            return
+        async for chunk in self._resp.content.iter_any():
+            yield chunk
+
+    async def aclose(self) -> None:
+        if self._resp is not None:
+            self._resp.release()
+        if self._own_session is not None:
+            await self._own_session.close()
+
+
+async def send(model: Model, body: bytes, request_id: str, *, pooled: bool = True) -> Answer:
+    """POST a chat request to the model's provider; returns once the answer's headers are in. The sandbox echo
+    upstream answers in process. `pooled=False` (an event loop that lives for one request, as under Django's
+    sync handlers and test client): a session of its own, closed with the answer."""
+    if model.is_echo:
+        status, content_type, parts = echo.answer(body)
+        return Answer(status, content_type, parts=parts)
+    session = _session() if pooled else _new_session()
+    try:
+        resp = await session.post(model.chat_url, data=body, headers=request_headers(model, request_id),
+                                  allow_redirects=False)
+    except BaseException:
+        if not pooled:
+            await asyncio.shield(session.close())
+        raise
+    return Answer(resp.status, resp.headers.get("Content-Type", ""), resp=resp, own_session=None if pooled else session)
+
+
+async def fetch(model: Model, body: bytes, request_id: str, *, pooled: bool = True) -> tuple[int, bytes]:
+    """A non-streamed call: the provider's status and whole body."""
+    answer = await send(model, body, request_id, pooled=pooled)
+    try:
+        return answer.status, await answer.read()
+    finally:
+        await answer.aclose()
 
 
 def sync_client(model: Model) -> httpx.Client:

@@ -2,7 +2,7 @@
 
 POST /v1/llm/chat and /v1/llm/chat/completions, GET /v1/llm/models[/<id>]: the official `openai` client
 works with `base_url={base_url}/v1/llm`. The database is touched twice per call (begin, finish), each
-through `sync_to_async`; the upstream call is one pooled `httpx.AsyncClient` per upstream.
+through `sync_to_async`; the upstream call goes through `upstream.send` (one pooled aiohttp session per event loop).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
@@ -227,10 +226,9 @@ async def _upstream_failed(request, call, err: errors.DomainError, started: floa
 
 
 async def _chat_once(request, call: services.Call, started: float, placing: asyncio.Future | None = None):
-    client = upstream.async_client(call.model)
     t0 = time.perf_counter()
-    provider = client.post(call.model.chat_url, content=upstream.request_body(call.model, call.body, stream=False),
-                           headers=upstream.request_headers(call.model, call.request_id))
+    provider = upstream.fetch(call.model, upstream.request_body(call.model, call.body, stream=False), call.request_id,
+                              pooled=fast_path.get())
     if placing is not None:  # the provider request runs while the hold is placed
         provider = asyncio.ensure_future(provider)
         try:
@@ -238,8 +236,8 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
         except errors.DomainError as err:
             return _error(request, err, started)
     try:
-        resp = await provider
-    except httpx.HTTPError as exc:
+        status, content = await provider
+    except upstream.UNREACHABLE as exc:
         return await _upstream_failed(request, call, upstream.unavailable(exc), started, time.perf_counter() - t0)
     except asyncio.CancelledError:  # the client went away before the upstream answered: nothing delivered
         if placing is not None:  # (the task may have finished in the same turn: its outcome is read, not lost)
@@ -247,11 +245,11 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
         await _shielded(_interrupted(call))
         raise
     upstream_seconds = time.perf_counter() - t0
-    if resp.status_code >= 300:
-        return await _upstream_failed(request, call, upstream.error_for_status(resp.status_code, resp.content),
+    if status >= 300:
+        return await _upstream_failed(request, call, upstream.error_for_status(status, content),
                                       started, upstream_seconds)
     try:
-        data = json.loads(resp.content)
+        data = json.loads(content)
         if not isinstance(data, dict):
             raise ValueError("not an object")
     except ValueError:
@@ -274,9 +272,10 @@ class UpstreamCut(Exception):
     pass
 
 
-async def sse_data(resp: httpx.Response):
-    """The `data` payloads (bytes) of an SSE stream, one per event. Parsed from the body's bytes directly:
-    httpx's text decoding and line splitting cost more CPU per chunk than the rest of the relay."""
+async def sse_data(chunks):
+    """The `data` payloads (bytes) of an SSE stream, one per event, from its body's chunks (bytes as they came
+    off the connection). Parsed from the bytes directly: decoding to text and splitting lines with an HTTP
+    client's helpers cost more CPU per chunk than the rest of the relay."""
     lines: list[bytes] = []
     pending = b""
 
@@ -294,7 +293,7 @@ async def sse_data(resp: httpx.Response):
             lines.append(value[1:] if value[:1] == b" " else value)
         return None
 
-    async for chunk in resp.aiter_bytes():
+    async for chunk in chunks:
         if b"\r" in chunk:  # CRLF or CR line ends
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         parts = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
@@ -332,22 +331,19 @@ def _carries_output(obj: dict) -> bool:
     return metering.usage_tokens(obj.get("usage")) is not None
 
 
-async def _open_stream(client, call: services.Call, meter: metering.StreamMeter):
+async def _open_stream(call: services.Call, meter: metering.StreamMeter):
     """Send the streamed request and read until the provider has produced output, so that a provider failing
     before any output is a clean 502 with nothing charged. Returns (resp, events, buffered, done); on a
-    failure (httpx.HTTPError, UpstreamCut, DomainError) or a cancellation the response is closed first."""
+    failure (upstream.UNREACHABLE, UpstreamCut, DomainError) or a cancellation the response is closed first."""
     resp = None
     try:
-        req = client.build_request("POST", call.model.chat_url,
-                                   content=upstream.request_body(call.model, call.body, stream=True),
-                                   headers=upstream.request_headers(call.model, call.request_id))
-        resp = await client.send(req, stream=True)
-        if resp.status_code >= 300:
-            content = await resp.aread()
-            raise upstream.error_for_status(resp.status_code, content)
-        if "text/event-stream" not in resp.headers.get("content-type", ""):
+        resp = await upstream.send(call.model, upstream.request_body(call.model, call.body, stream=True),
+                                   call.request_id, pooled=fast_path.get())
+        if resp.status >= 300:
+            raise upstream.error_for_status(resp.status, await resp.read())
+        if "text/event-stream" not in resp.content_type:
             raise errors.ProviderUnavailable("The model provider did not stream; nothing was charged. Retry later.")
-        events = sse_data(resp)
+        events = sse_data(resp.chunks())
         buffered: list[bytes] = []
         done = False
         async for data in events:
@@ -374,10 +370,9 @@ async def _close_opened(opened) -> None:
 
 
 async def _chat_stream(request, call: services.Call, started: float, placing: asyncio.Future | None = None):
-    client = upstream.async_client(call.model)
     meter = metering.StreamMeter(prompt_estimate=call.prompt_estimate)
     t0 = time.perf_counter()
-    provider = _open_stream(client, call, meter)
+    provider = _open_stream(call, meter)
     if placing is not None:  # the provider request runs while the hold is placed
         provider = asyncio.ensure_future(provider)
         try:
@@ -391,7 +386,7 @@ async def _chat_stream(request, call: services.Call, started: float, placing: as
             _shielded_background(_abandon(provider, close=_close_opened))
         await _shielded(_interrupted(call))
         raise
-    except (httpx.HTTPError, UpstreamCut, errors.DomainError) as exc:
+    except (*upstream.UNREACHABLE, UpstreamCut, errors.DomainError) as exc:
         if isinstance(exc, errors.DomainError):
             err = exc
         elif isinstance(exc, UpstreamCut):
@@ -411,7 +406,7 @@ async def _chat_stream(request, call: services.Call, started: float, placing: as
     return _overhead(_headers(response, call), started, upstream_seconds)
 
 
-async def _unsent(call: services.Call, resp: httpx.Response) -> None:
+async def _unsent(call: services.Call, resp: upstream.Answer) -> None:
     """The stream's response never started (the client went away first): close the provider's stream, release
     the hold, record the call as interrupted with nothing delivered."""
     try:
@@ -420,7 +415,7 @@ async def _unsent(call: services.Call, resp: httpx.Response) -> None:
         await _interrupted(call)
 
 
-async def _relay(call: services.Call, resp: httpx.Response, events, buffered: list[bytes], done: bool,
+async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: list[bytes], done: bool,
                  meter: metering.StreamMeter, last_part: list):
     """Forward the upstream's chunks as they come; hold back its final usage chunk, settle, and send it
     with `service`. A cut on either side settles as `interrupted`, charged for what was delivered.
@@ -471,7 +466,7 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
         final["service"] = service
         last_part[0] = True
         yield _event(json.dumps(final, ensure_ascii=False, separators=(",", ":"))) + b"data: [DONE]\n\n"
-    except (httpx.HTTPError, UpstreamCut) as exc:
+    except (*upstream.UNREACHABLE, UpstreamCut) as exc:
         usage = meter.settle_usage()
         service = await _shielded(_finish(call=call, status="interrupted", usage=usage))
         settled = True
@@ -490,14 +485,14 @@ async def _relay(call: services.Call, resp: httpx.Response, events, buffered: li
 
 
 async def _drain(events, seconds: float = 1.0) -> None:
-    """After [DONE], read the upstream body to its end: httpx returns a fully read connection to its pool,
+    """After [DONE], read the upstream body to its end: a fully read connection goes back to the pool,
     while closing a half-read one closes the connection (then every stream paid a new TCP connection)."""
     async def rest():
         async for _ in events:
             pass
     try:
         await asyncio.wait_for(rest(), seconds)
-    except (TimeoutError, httpx.HTTPError, UpstreamCut):
+    except (*upstream.UNREACHABLE, UpstreamCut):
         pass
 
 

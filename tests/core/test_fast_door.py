@@ -26,7 +26,7 @@ def server(api_key, monkeypatch):
     calls = []
     real = asgi_door._run_verb
     monkeypatch.setattr(asgi_door, "_run_verb", lambda request, verb: calls.append(verb.name) or real(request, verb))
-    srv, thread, port = serve_in_thread(application, lifespan="off")
+    srv, thread, port = serve_in_thread(application, lifespan="on")
     try:
         yield f"http://127.0.0.1:{port}", calls
     finally:

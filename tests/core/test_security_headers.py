@@ -121,7 +121,7 @@ def test_llm_entry_sends_request_id_and_the_security_headers(transactional_db, a
 
     settings.SECURE_HSTS_SECONDS = 31_536_000
     llm_asgi._extra_headers = None  # built once per process from the settings
-    server, thread, port = serve_in_thread(application, lifespan="off")
+    server, thread, port = serve_in_thread(application, lifespan="on")
     try:
         base = f"http://127.0.0.1:{port}"
         auth = {"Authorization": f"Bearer {api_key}"}

@@ -8,7 +8,7 @@ import pytest
 from tests.llmproxy.fake_upstream import FakeUpstream, serve_in_thread, stop_server
 
 FAKE_MODES = ("ok", "nousage", "err400", "err401", "err429", "err500", "cut_before", "cut_mid", "error_event",
-              "gate", "hang_after_3", "bytetok")
+              "gate", "hang_after_3", "bytetok", "redirect")
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +55,7 @@ def live(transactional_db, models_file):
     from config.asgi import application
     from llmproxy.views import close_db_threads
 
-    server, thread, port = serve_in_thread(application, lifespan="off")
+    server, thread, port = serve_in_thread(application, lifespan="on")
     yield f"http://127.0.0.1:{port}"
     stop_server(server, thread)
     close_db_threads()  # its threads keep their connections: close them before the test database goes

@@ -27,7 +27,7 @@ import time
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 PROMPT_TOKENS = 11
@@ -63,6 +63,8 @@ class FakeUpstream:
         self.peers.append(tuple(request.client) if request.client else None)
         self.arrived.release()
         mode = body.get("model", "ok")
+        if mode == "redirect":  # a provider sending the call elsewhere: never followed
+            return Response(status_code=307, headers={"location": "/v1/chat/completions"})
         if mode[:3] == "err" and mode[3:].isdigit():
             status = int(mode[3:])
             return JSONResponse({"error": {"message": f"upstream says {status}", "type": "test", "code": None}},

@@ -221,23 +221,18 @@ def test_open_with_hold_short_balance_opens_the_record_and_places_nothing(worksp
 
 
 # --- the SSE parser of the relay ------------------------------------------------------------------------
-class _Chunks(httpx.AsyncByteStream):
-    def __init__(self, parts):
-        self.parts = parts
-
-    async def __aiter__(self):
-        for part in self.parts:
-            yield part
-
-
 def test_sse_parser_handles_split_lines_crlf_comments_and_multiline_data():
     from llmproxy.views import sse_data
 
     parts = [b": keep-alive\r", b'\ndata: {"a"', b":1}\r\n\r", b"\ndata: x\ndata: y\n\n",
              b"event: e\ndata:z\n\ndata: [DONE]"]
 
+    async def chunks():
+        for part in parts:
+            yield part
+
     async def collect():
-        return [data async for data in sse_data(httpx.Response(200, stream=_Chunks(parts)))]
+        return [data async for data in sse_data(chunks())]
 
     assert asyncio.run(collect()) == [b'{"a":1}', b"x\ny", b"z", b"[DONE]"]
 
@@ -246,7 +241,7 @@ def test_sse_parser_handles_split_lines_crlf_comments_and_multiline_data():
 def _stream_call(api_key, send) -> None:
     """A streamed chat call straight into config.asgi.application (no server, a client that never disconnects),
     `send` receiving the response's ASGI messages; background cleanups finish before it returns."""
-    from llmproxy import views
+    from llmproxy import upstream, views
 
     body = json.dumps({"model": "fake/ok", "messages": HELLO, "stream": True}).encode()
     scope = {"type": "http", "method": "POST", "path": "/v1/llm/chat/completions", "query_string": b"",
@@ -266,6 +261,7 @@ def _stream_call(api_key, send) -> None:
         finally:
             while views._background:
                 await asyncio.gather(*views._background, return_exceptions=True)
+            await upstream.close_sessions()  # this loop's provider connections (a server's lifespan would)
 
     try:
         asyncio.run(main())

@@ -187,6 +187,43 @@ def _fails_before_output(live, api_key, workspace, mode, status, code):
     assert rec.status == "failed" and rec.credits_charged_micros == 0
 
 
+def test_a_provider_redirect_is_not_followed_502_nothing_charged(live, api_key, workspace, fake):
+    for stream in (False, True):
+        fake.requests.clear()
+        r = httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                       json={"model": "fake/redirect", "messages": HELLO, "stream": stream})
+        assert r.status_code == 502 and r.json()["error"]["code"] == "provider_unavailable"
+        assert r.json()["error"]["details"]["upstream_status"] == 307
+        assert len(fake.requests) == 1  # the redirect's target was never asked
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START, 0)
+
+
+def test_a_provider_silent_past_the_read_timeout_fails_before_output_or_cuts_the_stream(live, api_key, workspace,
+                                                                                         fake, monkeypatch):
+    """The provider connection's read timeout (300 s; shortened here): silent before any output is 502 with
+    nothing charged; silent mid-stream ends the stream with the error event, charged for what was delivered."""
+    import aiohttp
+
+    from llmproxy import upstream
+
+    monkeypatch.setattr(upstream, "AIO_TIMEOUT", aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=0.5))
+    r = httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                   json={"model": "fake/gate", "messages": HELLO}, timeout=30)
+    assert r.status_code == 502 and r.json()["error"]["code"] == "provider_unavailable"
+    assert RequestRecord.objects.get(pk=r.headers["X-Request-Id"]).status == "failed"
+    assert (account(workspace).balance_micros, account(workspace).reserved_micros) == (START, 0)
+    with httpx.stream("POST", f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                      json={"model": "fake/hang_after_3", "messages": HELLO, "stream": True}, timeout=30) as r:
+        events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
+    assert [e["choices"][0]["delta"].get("content") for e in events[1:4]] == ["w00 ", "w01 ", "w02 "]
+    assert events[-1]["error"]["code"] == "provider_unavailable"
+    assert events[-1]["service"]["credits_charged"] == "0.018"  # 15 prompt estimate + 3 delivered tokens
+    rec = RequestRecord.objects.get(pk=r.headers["X-Request-Id"])
+    assert rec.status == "interrupted" and rec.credits_charged_micros == 18_000
+    assert account(workspace).reserved_micros == 0
+
+
 def test_openai_client_sees_402_and_400_as_typed_errors(live, api_key, fake):
     c = client(live, api_key)
     with pytest.raises(openai.APIStatusError) as e402:
