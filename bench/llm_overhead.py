@@ -4,7 +4,7 @@ and 200 concurrent streams, and LiteLLM's proxy side by side on the same fake up
 
     .venv/bin/python bench/llm_overhead.py [--litellm /tmp/litellm-venv/bin/litellm] [--chunks 20]
                                            [--chunk-ms 10] [--rounds 3] [--compare LLM_EARLY_START=0]
-                                           [--bare-relay]
+                                           [--bare-relay] [--compare-code BEFORE=/tmp/before]
 
 Three processes besides this client, each its own uvicorn: the fake OpenAI-style upstream (streams
 `--chunks` chunks, `--chunk-ms` apart, then a usage chunk and [DONE]; a non-streamed request is answered at
@@ -297,6 +297,9 @@ def main() -> None:
                     help="also measure a bare relay on the same stack (no key, database or parsing): the floor")
     ap.add_argument("--compare", action="append", default=[], metavar="NAME=VALUE",
                     help="also measure the service started with this environment setting changed (repeatable)")
+    ap.add_argument("--compare-code", action="append", default=[], metavar="NAME=PATH",
+                    help="also measure the service from another checkout of the code (e.g. a git worktree of the "
+                         "previous commit; same database, migrations must match), as target service[NAME]")
     ap.add_argument("--litellm", default="/tmp/litellm-venv/bin/litellm" if Path("/tmp/litellm-venv/bin/litellm").exists() else "")
     args = ap.parse_args()
     if args.serve_upstream:
@@ -364,6 +367,16 @@ def main() -> None:
             targets[f"service[{setting}]"] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions",
                                               {"Authorization": f"Bearer {api_key}"}, "bench/model")
             pids[f"service[{setting}]"] = procs[-1].pid
+        for spec in args.compare_code:  # the service from another checkout: a before/after A/B in one run
+            name, _, path = spec.partition("=")
+            port = free_port()
+            procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port",
+                                           str(port), "--log-level", "warning", "--no-access-log", *web_options()],
+                                          cwd=path, env={**env, "PYTHONPATH": str(Path(path).resolve())}))
+            wait_port(port, procs[-1])
+            targets[f"service[{name}]"] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions",
+                                           {"Authorization": f"Bearer {api_key}"}, "bench/model")
+            pids[f"service[{name}]"] = procs[-1].pid
         if args.litellm:
             ll_port = free_port()
             cfg = tmp / "litellm.yaml"
