@@ -73,6 +73,8 @@ def _session() -> aiohttp.ClientSession:
     loop = asyncio.get_running_loop()
     session = _sessions.get(loop)
     if session is None or session.closed:
+        for gone in [other for other in _sessions if other.is_closed()]:  # a session keeps its loop alive
+            del _sessions[gone]
         session = _sessions[loop] = _new_session()
     return session
 
@@ -101,19 +103,22 @@ class Answer:
             return b"".join(self._parts)
         return await self._resp.read()
 
-    async def chunks(self):
+    def chunks(self):
+        """The body's bytes as they come off the connection (an async iterator)."""
         if self._resp is None:
-            for part in self._parts:
-                yield part
-            return
-        async for chunk in self._resp.content.iter_any():
-            yield chunk
+            return _aiter(self._parts)
+        return self._resp.content.iter_any()
 
     async def aclose(self) -> None:
         if self._resp is not None:
             self._resp.release()
         if self._own_session is not None:
             await self._own_session.close()
+
+
+async def _aiter(parts: list[bytes]):
+    for part in parts:
+        yield part
 
 
 async def send(model: Model, body: bytes, request_id: str, *, pooled: bool = True) -> Answer:
