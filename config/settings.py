@@ -561,9 +561,9 @@ LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)
 # The provider request of an LLM call leaves while its hold is being placed, when this process last saw the
 # workspace's available balance cover the hold (llmproxy.services.EarlyStart; docs/llm.md). Nothing reaches
 # the client before the hold is placed; a refused hold abandons the provider request (402, nothing charged).
-# Default: on with PostgreSQL (the hold is a round trip to the server: 0.3-0.8 ms less per call at one client),
-# off with SQLite (the hold is a local write, cheaper than the extra task and wake-up: no gain measured).
-LLM_EARLY_START = env_bool("LLM_EARLY_START", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql")
+# Default on: 0.3-0.8 ms less per call at one client on PostgreSQL (the hold is a round trip to the server), and
+# since the provider call moved to aiohttp 0.65-0.8 ms less per stream on SQLite too (bench/RESULTS.md).
+LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
 
 # --- sending (issue 17): Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---
 # A provider's "Connect" button shows only when its client id is set. Defaults are the providers' real endpoints.

@@ -23,7 +23,7 @@ CHARGE = 19_000  # fake/ok: 11 prompt + 8 completion tokens at 1 credit per 1k t
 
 @pytest.fixture(autouse=True)
 def early_start_on(settings):
-    settings.LLM_EARLY_START = True  # the default with PostgreSQL; off by default with SQLite
+    settings.LLM_EARLY_START = True  # the default
 
 
 @pytest.fixture
