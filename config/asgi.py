@@ -4,6 +4,7 @@ The MCP app's session manager must be started by the ASGI lifespan, so this func
 of the MCP app (when there is one) and answers the server's lifespan messages itself.
 """
 
+import gc
 import os
 
 from django.conf import settings
@@ -78,3 +79,11 @@ async def application(scope, receive, send):
             await asgi_door.verb_app(scope, receive, send, *routed)
             return
     await django_app(scope, receive, send)
+
+
+# Everything loaded so far (Django, the apps, the MCP server, the URL and template machinery) lives as long as the
+# process: moved out of the collector's reach, the periodic full collections no longer walk it. Measured on the LLM
+# door at 50 concurrent non-streamed calls on PostgreSQL (bench/RESULTS.md, ninth session): 12% less CPU per call
+# and p99 128 ms instead of 192 (the full collections were the tail).
+gc.collect()
+gc.freeze()
