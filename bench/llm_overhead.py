@@ -260,7 +260,7 @@ async def run_level(targets: dict, mode: str, concurrency: int, rounds: int, pid
                 st["cpu"] += (cpu_seconds(pids[name]) - cpu0) if pids[name] else 0.0
                 for result in results:
                     if isinstance(result, BaseException):  # counted and named in the report, not silently dropped
-                        why = f"{type(result).__name__}: {str(result)[:120]}"
+                        why = f"{type(result).__name__}: {str(result)[:400]}"
                         st["failed"][why] = st["failed"].get(why, 0) + 1
                         continue
                     st["ttft"].append(result[0])

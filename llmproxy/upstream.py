@@ -61,10 +61,20 @@ AIO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=TIMEOUT.pool + TIMEOUT.c
 _sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+async def _reused(session, ctx, params) -> None:
+    if ctx.trace_request_ctx is not None:
+        ctx.trace_request_ctx["reused"] = True
+
+
+_trace = aiohttp.TraceConfig()
+_trace.on_connection_reuseconn.append(_reused)
+_trace.freeze()
+
+
 def _new_session() -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(limit=LIMITS.max_connections, limit_per_host=0,
                                      keepalive_timeout=LIMITS.keepalive_expiry, ssl=_verify())
-    return aiohttp.ClientSession(connector=connector, timeout=AIO_TIMEOUT, trust_env=False)
+    return aiohttp.ClientSession(connector=connector, timeout=AIO_TIMEOUT, trust_env=False, trace_configs=[_trace])
 
 
 def _session() -> aiohttp.ClientSession:
@@ -129,9 +139,21 @@ async def send(model: Model, body: bytes, request_id: str, *, pooled: bool = Tru
         status, content_type, parts = echo.answer(body)
         return Answer(status, content_type, parts=parts)
     session = _session() if pooled else _new_session()
+    headers = request_headers(model, request_id)
     try:
-        resp = await session.post(model.chat_url, data=body, headers=request_headers(model, request_id),
-                                  allow_redirects=False)
+        for attempt in (1, 2):
+            used: dict = {}
+            try:
+                resp = await session.post(model.chat_url, data=body, headers=headers, allow_redirects=False,
+                                          trace_request_ctx=used)
+                break
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                # A kept-alive connection the provider closed as it idled, just as it was taken from the pool: the
+                # provider never read the request, so it is sent once more on a new connection (Go's net/http does
+                # the same for a non-idempotent request; aiohttp retries only idempotent methods). Only once, and
+                # only on a reused connection: anything else is the provider's failure (502, nothing charged).
+                if attempt == 2 or not used.get("reused"):
+                    raise
     except BaseException:
         if not pooled:
             await asyncio.shield(session.close())
