@@ -56,25 +56,16 @@ def _client_kwargs(model: Model) -> dict:
 # refused or reset connections, a malformed HTTP answer.
 UNREACHABLE = (httpx.HTTPError, aiohttp.ClientError, TimeoutError)
 
+READ_IDLE_SECONDS = TIMEOUT.read  # the longest wait for the provider's next bytes
 AIO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=TIMEOUT.pool + TIMEOUT.connect, sock_connect=TIMEOUT.connect,
-                                    sock_read=TIMEOUT.read)
+                                    sock_read=READ_IDLE_SECONDS)
 _sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-async def _reused(session, ctx, params) -> None:
-    if ctx.trace_request_ctx is not None:
-        ctx.trace_request_ctx["reused"] = True
-
-
-_trace = aiohttp.TraceConfig()
-_trace.on_connection_reuseconn.append(_reused)
-_trace.freeze()
 
 
 def _new_session() -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(limit=LIMITS.max_connections, limit_per_host=0,
                                      keepalive_timeout=LIMITS.keepalive_expiry, ssl=_verify())
-    return aiohttp.ClientSession(connector=connector, timeout=AIO_TIMEOUT, trust_env=False, trace_configs=[_trace])
+    return aiohttp.ClientSession(connector=connector, timeout=AIO_TIMEOUT, trust_env=False)
 
 
 def _session() -> aiohttp.ClientSession:
@@ -108,16 +99,38 @@ class Answer:
         self.status, self.content_type, self._resp, self._parts = status, content_type, resp, parts
         self._own_session = own_session
 
+    def _expire(self) -> None:
+        self._resp.content.set_exception(
+            aiohttp.ServerTimeoutError(f"no data from the provider for {READ_IDLE_SECONDS:g} s"))
+
     async def read(self) -> bytes:
         if self._resp is None:
             return b"".join(self._parts)
-        return await self._resp.read()
+        timer = asyncio.get_running_loop().call_later(READ_IDLE_SECONDS, self._expire)
+        try:
+            return await self._resp.read()
+        finally:
+            timer.cancel()
 
     def chunks(self):
         """The body's bytes as they come off the connection (an async iterator)."""
         if self._resp is None:
             return _aiter(self._parts)
-        return self._resp.content.iter_any()
+        return self._watched()
+
+    async def _watched(self):
+        """aiohttp's read timeout is lost when its parser fails mid-body (a malformed chunked encoding: the body's
+        reader is then left waiting for ever, aiohttp 3.14); so each wait for the next bytes has its own timer,
+        which fails the read as aiohttp's own timeout would. The timer does not run while the consumer has a chunk."""
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(READ_IDLE_SECONDS, self._expire)
+        try:
+            async for chunk in self._resp.content.iter_any():
+                timer.cancel()
+                yield chunk
+                timer = loop.call_later(READ_IDLE_SECONDS, self._expire)
+        finally:
+            timer.cancel()
 
     async def aclose(self) -> None:
         if self._resp is not None:
@@ -139,21 +152,11 @@ async def send(model: Model, body: bytes, request_id: str, *, pooled: bool = Tru
         status, content_type, parts = echo.answer(body)
         return Answer(status, content_type, parts=parts)
     session = _session() if pooled else _new_session()
-    headers = request_headers(model, request_id)
     try:
-        for attempt in (1, 2):
-            used: dict = {}
-            try:
-                resp = await session.post(model.chat_url, data=body, headers=headers, allow_redirects=False,
-                                          trace_request_ctx=used)
-                break
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
-                # A kept-alive connection the provider closed as it idled, just as it was taken from the pool: the
-                # provider never read the request, so it is sent once more on a new connection (Go's net/http does
-                # the same for a non-idempotent request; aiohttp retries only idempotent methods). Only once, and
-                # only on a reused connection: anything else is the provider's failure (502, nothing charged).
-                if attempt == 2 or not used.get("reused"):
-                    raise
+        # Never sent twice: a provider that disconnects after the request was written may have processed it (Go's
+        # net/http resends such a POST only when nothing was written; aiohttp, only idempotent methods).
+        resp = await session.post(model.chat_url, data=body, headers=request_headers(model, request_id),
+                                  allow_redirects=False)
     except BaseException:
         if not pooled:
             await asyncio.shield(session.close())
