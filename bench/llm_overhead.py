@@ -339,17 +339,19 @@ def main() -> None:
         sys.path.insert(0, str(ROOT))
         from core.management.commands.serve import web_options
 
-        procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port",
-                                       str(svc_port), "--log-level", "warning", "--no-access-log", *web_options()],
-                                      cwd=ROOT, env=env))
-        wait_port(svc_port, procs[-1])
+        targets = {"direct": (f"{upstream}/chat/completions", {}, "bench")}
+        pids = {"direct": None}
 
-        targets = {
-            "direct": (f"{upstream}/chat/completions", {}, "bench"),
-            "service": (f"http://127.0.0.1:{svc_port}/v1/llm/chat/completions", {"Authorization": f"Bearer {api_key}"},
-                        "bench/model"),
-        }
-        pids = {"direct": None, "service": procs[-1].pid}
+        def add_service(name: str, port: int, cwd: Path = ROOT, extra_env: dict | None = None) -> None:
+            procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
+                                           "--port", str(port), "--log-level", "warning", "--no-access-log",
+                                           *web_options()], cwd=cwd, env={**env, **(extra_env or {})}))
+            wait_port(port, procs[-1])
+            targets[name] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions", {"Authorization": f"Bearer {api_key}"},
+                             "bench/model")
+            pids[name] = procs[-1].pid
+
+        add_service("service", svc_port)
         if args.bare_relay:
             port = free_port()
             procs.append(subprocess.Popen([PY, __file__, "--serve-relay", str(port), "--relay-to",
@@ -359,24 +361,11 @@ def main() -> None:
             pids["bare relay"] = procs[-1].pid
         for setting in args.compare:  # the same service with one setting changed, as one more target (an A/B in one run)
             name, _, value = setting.partition("=")
-            port = free_port()
-            procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port",
-                                           str(port), "--log-level", "warning", "--no-access-log", *web_options()],
-                                          cwd=ROOT, env={**env, name: value}))
-            wait_port(port, procs[-1])
-            targets[f"service[{setting}]"] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions",
-                                              {"Authorization": f"Bearer {api_key}"}, "bench/model")
-            pids[f"service[{setting}]"] = procs[-1].pid
+            add_service(f"service[{setting}]", free_port(), extra_env={name: value})
         for spec in args.compare_code:  # the service from another checkout: a before/after A/B in one run
             name, _, path = spec.partition("=")
-            port = free_port()
-            procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port",
-                                           str(port), "--log-level", "warning", "--no-access-log", *web_options()],
-                                          cwd=path, env={**env, "PYTHONPATH": str(Path(path).resolve())}))
-            wait_port(port, procs[-1])
-            targets[f"service[{name}]"] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions",
-                                           {"Authorization": f"Bearer {api_key}"}, "bench/model")
-            pids[f"service[{name}]"] = procs[-1].pid
+            add_service(f"service[{name}]", free_port(), cwd=Path(path),
+                        extra_env={"PYTHONPATH": str(Path(path).resolve())})
         if args.litellm:
             ll_port = free_port()
             cfg = tmp / "litellm.yaml"
