@@ -28,6 +28,7 @@ mcp_app = _load_mcp_app()
 # resolution (a fifth of the time the passthrough added); llmproxy.asgi does what the middleware does for them.
 from api import door as asgi_door  # noqa: E402
 from llmproxy import asgi as llm_asgi  # noqa: E402
+from llmproxy import upstream as llm_upstream  # noqa: E402
 
 
 def _is_mcp_path(path: str) -> bool:
@@ -42,11 +43,9 @@ _OAUTH_PATHS = frozenset({"/.well-known/oauth-authorization-server", "/oauth/aut
 
 def _closing_send(send):
     """The lifespan's `send`, closing the LLM passthrough's provider connections before shutdown completes."""
-    from llmproxy import upstream
-
     async def closing(message):
         if message["type"] == "lifespan.shutdown.complete":
-            await upstream.close_sessions()
+            await llm_upstream.close_sessions()
         await send(message)
     return closing
 

@@ -52,9 +52,9 @@ def _client_kwargs(model: Model) -> dict:
 # request's header block and body in one write. The sync path (the llm_chat verb, reply classification)
 # stays on httpx.
 
-# What "the provider could not be reached" looks like, from either client: connect, read and pool timeouts,
-# refused or reset connections, a malformed HTTP answer.
-UNREACHABLE = (httpx.HTTPError, aiohttp.ClientError, TimeoutError)
+# What "the provider could not be reached" looks like on the async path: connect, read and pool timeouts,
+# refused or reset connections, a malformed HTTP answer (the sync callers catch httpx.HTTPError themselves).
+UNREACHABLE = (aiohttp.ClientError, TimeoutError)
 
 READ_IDLE_SECONDS = TIMEOUT.read  # the longest wait for the provider's next bytes
 AIO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=TIMEOUT.pool + TIMEOUT.connect, sock_connect=TIMEOUT.connect,
