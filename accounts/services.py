@@ -103,9 +103,9 @@ def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0, o
         raise errors.Unauthenticated()
     digest = _key_hash(token)
     if cache_seconds > 0:
-        cached = _key_cache.get(digest)
-        if cached is not None and cached[0] > time.monotonic() and cached[1].is_active:
-            return cached[1]
+        cached = _cached(digest)
+        if cached is not None:
+            return cached
     key = ApiKey.objects.select_related("workspace").filter(prefix=token[: len(KEY_PREFIX) + _LOOKUP_LEN]).first()
     if key is None or not hmac.compare_digest(key.hashed_secret, digest) or not key.is_active:
         _key_cache.pop(digest, None)
@@ -116,6 +116,23 @@ def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0, o
             _key_cache.clear()
         _key_cache[digest] = (time.monotonic() + cache_seconds, key)
     return key
+
+
+def _cached(digest: str) -> ApiKey | None:
+    cached = _key_cache.get(digest)
+    if cached is not None and cached[0] > time.monotonic() and cached[1].is_active:
+        return cached[1]
+    return None
+
+
+def key_cached(*, authorization: str | None) -> ApiKey | None:
+    """The key `authorization` names if this process found it valid within its cache time (key_authenticate with
+    `cache_seconds`), else None: no query, so it may run on an event loop (the LLM door's admission)."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token.startswith(KEY_PREFIX) or len(token) < len(KEY_PREFIX) + 32:
+        return None
+    return _cached(_key_hash(token))
 
 
 def _touch(key: ApiKey) -> None:

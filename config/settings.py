@@ -558,11 +558,11 @@ LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
 # transactions only; docs/llm.md). Isolation is unchanged; a server crash can lose the last fraction of a second
 # of LLM charges, in the customer's favour. 0 = commit them synchronously like every other verb.
 LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)
-# The provider request of an LLM call leaves while its hold is being placed, when this process last saw the
-# workspace's available balance cover the hold (llmproxy.services.EarlyStart; docs/llm.md). Nothing reaches
-# the client before the hold is placed; a refused hold abandons the provider request (402, nothing charged).
-# Default on: 0.3-0.8 ms less per call at one client on PostgreSQL (the hold is a round trip to the server), and
-# since the provider call moved to aiohttp 0.65-0.8 ms less per stream on SQLite too (bench/RESULTS.md).
+# The provider request of an LLM call leaves while its rate-limit hit and its hold are being checked, when this
+# process last saw the workspace's available balance cover the hold (and, to leave before the rate-limit hit too,
+# the key valid and with requests left; llmproxy.services.EarlyStart, docs/llm.md). Nothing reaches the client
+# before both are confirmed; a refusal abandons the provider request (402 or 429, nothing charged). Default on:
+# measured in bench/RESULTS.md (ninth and tenth sessions).
 LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
 
 # --- sending (issue 17): Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
-from accounts.services import key_authenticate
+from accounts.services import key_authenticate, key_cached
 from billing import services as billing
 from core import errors
 from core.money import format_credits
@@ -135,31 +135,47 @@ def validate(body: dict) -> catalog.Model:
 
 
 class EarlyStart:
-    """Per process, per workspace: how much of the available balance the LLM door may count on before the
-    database confirms it, so that the provider request can leave while the hold is being placed (`early` in
-    chat_begin) instead of after it.
+    """Per process: how much of a workspace's available balance, and of a key's rate limit, the LLM door may
+    count on before the database and the rate limit confirm them, so that the provider request can leave while
+    they are checked (`admit`, and `early` in chat_begin) instead of after.
 
-    Learned from the database: every settlement returns the workspace's available balance, and that value
-    (fresh for EARLY_START_SECONDS) is the allowance; each call started early takes its hold amount out of
-    it at once, under a lock. A settlement's reading does not count holds claimed meanwhile and not yet
-    placed (nor do readings taken on different database threads arrive in order), so the allowance can run
-    ahead of the balance by the holds in flight. A hold the database refuses forgets the workspace: its
-    next calls are placed first, as they always were, until a settlement teaches it again. The allowance is
-    only an optimisation: the hold itself (the conditional UPDATE) still decides, so nothing can overspend,
-    no byte reaches the client before the hold is placed, and a refused call is the same 402 with nothing
-    charged. What an allowance ahead of the balance costs (calls in flight, or another process or verb
-    spending meanwhile) is a provider request that is started and then abandoned."""
+    Learned from the last answers: every settlement returns the workspace's available balance, and that value
+    (fresh for EARLY_START_SECONDS) is the money allowance; every rate-limit hit returns the key's remaining
+    requests, and that count (fresh for RATE_START_SECONDS) is the rate allowance. Each call started early
+    takes its hold amount and one request out of them at once, under a lock. A reading does not count calls
+    claimed meanwhile and not yet confirmed (nor do readings taken on different database threads arrive in
+    order), so an allowance can run ahead by the calls in flight. A refused hold forgets the workspace and a
+    refused rate-limit hit the key: their next calls are checked first, as they always were, until a reading
+    teaches it again. The allowances are only an optimisation: the hold itself (the conditional UPDATE) and
+    the rate-limit hit still decide, so nothing can overspend or pass the limit, no byte reaches the client
+    before both are confirmed, and a refused call is the same 402 or 429 with nothing charged. What an
+    allowance ahead of the truth costs (calls in flight, or another process or verb spending meanwhile) is a
+    provider request that is started and then abandoned."""
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, rate_seconds: float = 5.0):
         self.seconds = seconds
+        self.rate_seconds = rate_seconds
         self._lock = threading.Lock()
         self._left: dict = {}  # workspace id -> (micro-credits, monotonic deadline)
+        self._rate: dict = {}  # key id -> (requests, monotonic deadline)
 
-    def claim(self, workspace_id, amount: int) -> bool:
+    @staticmethod
+    def _covers(left, amount: int, now: float) -> bool:
+        return left is not None and left[0] >= amount and left[1] >= now
+
+    def claim(self, workspace_id, amount: int, key_id=None) -> bool:
+        """Take `amount` from the workspace's allowance, and (with `key_id`) one request from the key's; all or
+        nothing."""
+        now = time.monotonic()
         with self._lock:
             left = self._left.get(workspace_id)
-            if left is None or amount <= 0 or left[0] < amount or left[1] < time.monotonic():
+            if amount <= 0 or not self._covers(left, amount, now):
                 return False
+            if key_id is not None:
+                rate = self._rate.get(key_id)
+                if not self._covers(rate, 1, now):
+                    return False
+                self._rate[key_id] = (rate[0] - 1, rate[1])
             self._left[workspace_id] = (left[0] - amount, left[1])
             return True
 
@@ -171,17 +187,60 @@ class EarlyStart:
                 self._left.clear()
             self._left[workspace_id] = (available, time.monotonic() + self.seconds)
 
+    def learn_rate(self, key_id, rate: RateInfo) -> None:
+        """A rate-limit hit's answer: `remaining` more requests, or none (refused: forget the key)."""
+        with self._lock:
+            if not rate.allowed or rate.remaining <= 0:
+                self._rate.pop(key_id, None)
+                return
+            if len(self._rate) >= 10_000:
+                self._rate.clear()
+            self._rate[key_id] = (rate.remaining, time.monotonic() + self.rate_seconds)
+
     def forget(self, workspace_id) -> None:
         with self._lock:
             self._left.pop(workspace_id, None)
 
 
 EARLY_START_SECONDS = 5.0
-early_start = EarlyStart(EARLY_START_SECONDS)
+RATE_START_SECONDS = 5.0
+early_start = EarlyStart(EARLY_START_SECONDS, RATE_START_SECONDS)
+
+
+def _prepare(*, key, rate, body: dict, request_id: str, idempotency_key: str | None) -> Call:
+    """The call a valid body asks for (the model checked, the hold's amount and the prompt estimate computed);
+    raises a DomainError for an invalid body or a model off the allowlist."""
+    model = validate(body)
+    return Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
+                stream=body.get("stream") is True, rate=rate, hold_micros=model.charge_for(metering.hold_tokens(body)),
+                prompt_estimate=metering.prompt_estimate(body), idempotency_key=idempotency_key)
+
+
+def admit(*, authorization: str | None, request_id: str, raw_body: bytes, content_type: str | None,
+          idempotency_key: str | None) -> Call | None:
+    """The call, if it may start at once: no query, no network, so it runs on the event loop before anything
+    else (LLM_EARLY_START). Only when everything is already known in this process: the key found valid within
+    its cache time, a valid body without an Idempotency-Key, and the allowances of EarlyStart covering the
+    hold and one more request. The caller sends the provider request and runs chat_begin(admitted=call) at
+    once; nothing reaches the client before chat_begin returns (the rate limit hit and the hold placed) or
+    refuses. None: the call goes through chat_begin from the start (every refusal is produced there)."""
+    if idempotency_key is not None or settings.API_KEY_CACHE_SECONDS <= 0:
+        return None
+    key = key_cached(authorization=authorization)
+    if key is None:
+        return None
+    try:
+        call = _prepare(key=key, rate=None, body=parse_json_object(raw_body, content_type), request_id=request_id,
+                        idempotency_key=None)
+    except Exception:  # noqa: BLE001 - refused: chat_begin refuses it again, recorded
+        return None
+    if not early_start.claim(key.workspace_id, call.hold_micros, key.pk):
+        return None
+    return call
 
 
 def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, content_type: str | None,
-               idempotency_key: str | None, channel: str = "rest", early=None) -> Call:
+               idempotency_key: str | None, channel: str = "rest", early=None, admitted: Call | None = None) -> Call:
     """Everything before the upstream call. Raises a DomainError (rate-limit headers attached) on refusal,
     having recorded and released whatever it had opened. Returns a Call with `replay` set for an
     idempotent replay.
@@ -189,36 +248,41 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
     `early(call)`, when given, is called (on this thread) before the hold is placed if this process's
     allowance for the workspace covers it (EarlyStart, LLM_EARLY_START): the caller may send the provider
     request meanwhile, and must wait for this function's return (the hold placed, the same Call with
-    `hold` set) or its refusal before anything reaches the client."""
+    `hold` set) or its refusal before anything reaches the client. `admitted`: a call `admit` let start
+    before this step (its provider request already sent): only the rate-limit hit and the hold are left."""
     rate = key = None
     record_open = idem_claimed = past_idempotency = False
     hold = None
     try:
-        key = key_authenticate(authorization=authorization, cache_seconds=settings.API_KEY_CACHE_SECONDS)
+        key = admitted.api_key if admitted is not None else key_authenticate(
+            authorization=authorization, cache_seconds=settings.API_KEY_CACHE_SECONDS)
         rate = ratelimit_hit(f"key:{key.pk}")
+        early_start.learn_rate(key.pk, rate)
         if not rate.allowed:
             raise errors.RateLimited()
-        body = parse_json_object(raw_body, content_type)
-        stream = body.get("stream") is True
-        if idempotency_key is not None and not stream:
-            from core.verbs import check_idempotency_key
+        if admitted is not None:
+            call = admitted
+            call.rate = rate
+        else:
+            body = parse_json_object(raw_body, content_type)
+            stream = body.get("stream") is True
+            if idempotency_key is not None and not stream:
+                from core.verbs import check_idempotency_key
 
-            check_idempotency_key(idempotency_key)
-            replay = billing.idempotency_begin(workspace=key.workspace, key=idempotency_key, verb=VERB, data=body,
-                                               request_id=request_id)
-            if replay is not None:
-                return Call(request_id=replay.request_id, workspace=key.workspace, api_key=key, model=None, body=body,
-                            stream=False, rate=rate, replay=replay)
-            idem_claimed = True
-        past_idempotency = True  # from here on a refusal is recorded (as api.pipeline.execute does)
-        model = validate(body)
-        prompt = metering.prompt_estimate(body)
-        amount = model.charge_for(metering.hold_tokens(body))
-        call = Call(request_id=request_id, workspace=key.workspace, api_key=key, model=model, body=body,
-                    stream=stream, rate=rate, hold_micros=amount, prompt_estimate=prompt,
-                    idempotency_key=idempotency_key if idem_claimed else None)
-        if early is not None and early_start.claim(key.workspace_id, amount):
-            early(call)
+                check_idempotency_key(idempotency_key)
+                replay = billing.idempotency_begin(workspace=key.workspace, key=idempotency_key, verb=VERB, data=body,
+                                                   request_id=request_id)
+                if replay is not None:
+                    return Call(request_id=replay.request_id, workspace=key.workspace, api_key=key, model=None,
+                                body=body, stream=False, rate=rate, replay=replay)
+                idem_claimed = True
+            past_idempotency = True  # from here on a refusal is recorded (as api.pipeline.execute does)
+            call = _prepare(key=key, rate=rate, body=body, request_id=request_id,
+                            idempotency_key=idempotency_key if idem_claimed else None)
+            if early is not None and early_start.claim(key.workspace_id, call.hold_micros):
+                early(call)
+        past_idempotency = True
+        amount = call.hold_micros
         # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
         with _write():
             hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,

@@ -161,29 +161,39 @@ async def chat(request):
     started = _started(request)
     if request.method != "POST":
         return _error(request, errors.MethodNotAllowed(headers={"Allow": "POST"}), started)
-    # The provider request may leave while the hold is placed (services.EarlyStart): `early` resolves with the
-    # call when the database thread allows it; `begin` resolves once the hold is placed (or raises the refusal).
-    early = asyncio.get_running_loop().create_future() if settings.LLM_EARLY_START else None
+    # The provider request may leave before the rate limit and the hold are confirmed (services.EarlyStart):
+    # at once when everything is known in this process (`admit`, no query), else as soon as the database thread
+    # allows it (`early` resolves with the call). `begin` resolves once the hold is placed (or raises the refusal).
+    admitted = early = None
+    if settings.LLM_EARLY_START:
+        admitted = services.admit(authorization=request.headers.get("Authorization"), request_id=request.request_id,
+                                  raw_body=request.body, content_type=request.content_type,
+                                  idempotency_key=request.headers.get("Idempotency-Key"))
+        if admitted is None:
+            early = asyncio.get_running_loop().create_future()
     begin = asyncio.ensure_future(_begin(
         authorization=request.headers.get("Authorization"), request_id=request.request_id,
         raw_body=request.body, content_type=request.content_type,
-        idempotency_key=request.headers.get("Idempotency-Key"), early=_go(early),
+        idempotency_key=request.headers.get("Idempotency-Key"), early=_go(early), admitted=admitted,
     ))
-    try:  # (begin is never cancelled: its thread would place the hold anyway)
-        await asyncio.wait((begin,) if early is None else (begin, early), return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:  # the client went away: once the hold is placed, release it
-        _after(begin, _interrupted)
-        raise
-    placing = None
-    if begin.done():
-        if early is not None:
-            early.cancel()
-        try:
-            call = begin.result()
-        except errors.DomainError as err:
-            return _error(request, err, started)
+    if admitted is not None:
+        call, placing = admitted, begin
     else:
-        call, placing = early.result(), begin
+        try:  # (begin is never cancelled: its thread would place the hold anyway)
+            await asyncio.wait((begin,) if early is None else (begin, early), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the client went away: once the hold is placed, release it
+            _after(begin, _interrupted)
+            raise
+        placing = None
+        if begin.done():
+            if early is not None:
+                early.cancel()
+            try:
+                call = begin.result()
+            except errors.DomainError as err:
+                return _error(request, err, started)
+        else:
+            call, placing = early.result(), begin
     if call.replay is not None:
         response = HttpResponse(call.replay.body, status=call.replay.status, content_type="application/json")
         response["Idempotent-Replayed"] = "true"

@@ -164,3 +164,108 @@ def test_the_allowance_is_taken_by_each_early_call_and_refreshed_by_settlements(
     stale.learn("ws", 100)
     assert not stale.claim("ws", 1)  # older than its seconds: hold first
 
+
+
+# --- admission on the event loop (llmproxy.services.admit): the rate-limit hit is confirmed like the hold ----------
+@pytest.fixture
+def rate_probe(monkeypatch, fake):
+    """Wrap the rate-limit hit as hold_probe wraps the hold: `probe.seen` gets, per hit, whether the provider
+    already had the request."""
+    real = llm.ratelimit_hit
+
+    class Probe:
+        seen: list[bool] = []
+
+    def hit(subject, **kwargs):
+        Probe.seen.append(fake.arrived.acquire(timeout=0.5))
+        if Probe.seen[-1]:
+            fake.arrived.release()  # the hold probe looks for the same arrival
+        return real(subject, **kwargs)
+
+    monkeypatch.setattr(llm, "ratelimit_hit", hit)
+    Probe.seen = []
+    return Probe
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["once", "stream"])
+def test_a_call_known_in_this_process_starts_before_its_rate_limit_hit_and_its_hold(live, api_key, workspace, fake,
+                                                                                   hold_probe, rate_probe, stream):
+    first = _chat(live, api_key, fake, stream)  # key, balance and rate unknown here: every check first
+    second = _chat(live, api_key, fake, stream)  # all three known: the provider request leaves at once
+    assert (first.status_code, second.status_code) == (200, 200), (first.text, second.text)
+    assert rate_probe.seen == [False, True] and hold_probe.seen == [False, True]
+    assert second.headers["RateLimit-Limit"] and second.headers["RateLimit-Remaining"]
+    assert _charged(second, stream) == "0.019"
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - 2 * CHARGE, 0)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["once", "stream"])
+def test_a_stale_rate_allowance_meets_the_limit_429_nothing_recorded_and_the_next_call_is_checked_first(
+        live, api_key, workspace, fake, hold_probe, rate_probe, settings, stream):
+    from core import ratelimit
+
+    settings.RATE_LIMIT_PER_MINUTE = 5
+    assert _chat(live, api_key, fake, stream).status_code == 200  # this process now believes 4 are left
+    key_pk = RequestRecord.objects.get(workspace=workspace).api_key_id
+    for _ in range(4):  # spent elsewhere (another process, another route)
+        assert ratelimit.hit(f"key:{key_pk}").allowed
+    before = len(fake.requests)
+    refused = _chat(live, api_key, fake, stream)
+    assert refused.status_code == 429, refused.text
+    assert refused.headers["Content-Type"] == "application/json"  # no stream was started towards the client
+    assert refused.json()["error"]["code"] == "rate_limited" and int(refused.headers["Retry-After"]) >= 1
+    assert rate_probe.seen == [False, True]  # the provider had the request: abandoned
+    assert len(fake.requests) == before + 1
+    assert hold_probe.seen == [False]  # no hold was placed for it
+    assert RequestRecord.objects.filter(workspace=workspace).count() == 1  # a rate-limited call is not recorded
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - CHARGE, 0)
+
+    again = _chat(live, api_key, fake, stream)  # the refusal taught this process: the rate limit first now
+    assert again.status_code == 429
+    assert rate_probe.seen == [False, True, False]
+    assert len(fake.requests) == before + 1  # refused before any provider request
+
+
+def test_a_key_revoked_in_this_process_is_never_admitted(live, api_key, workspace, fake, hold_probe):
+    from accounts.models import ApiKey
+    from accounts.services import key_revoke
+
+    assert _chat(live, api_key, fake, False).status_code == 200
+    key_revoke(key=ApiKey.objects.get(workspace=workspace))
+    before = len(fake.requests)
+    r = _chat(live, api_key, fake, False)
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated"
+    assert len(fake.requests) == before
+
+
+def test_an_idempotent_call_is_checked_before_its_provider_request_starts(live, api_key, fake, hold_probe, rate_probe):
+    assert _chat(live, api_key, fake, False).status_code == 200
+    _drain(fake)
+    r = httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}", "Idempotency-Key": "k-1"},
+                   json={"model": "fake/ok", "messages": HELLO}, timeout=30)
+    assert r.status_code == 200
+    assert rate_probe.seen == [False, False]  # checked first (the replay store is read before any provider call)
+
+
+def test_the_rate_allowance_is_taken_with_the_money_and_forgotten_on_a_refusal():
+    from core.ratelimit import RateInfo
+
+    allowance = llm.EarlyStart(seconds=60, rate_seconds=60)
+    allowance.learn("ws", 100)
+    assert not allowance.claim("ws", 10, "key")  # the key's rate unknown: checked first
+    assert allowance.claim("ws", 10)  # (the database thread's early start has already hit the rate limit)
+    allowance.learn_rate("key", RateInfo(limit=300, remaining=2, reset=1, allowed=True))
+    assert allowance.claim("ws", 10, "key") and allowance.claim("ws", 10, "key")
+    assert not allowance.claim("ws", 10, "key")  # no request left
+    allowance.learn_rate("key", RateInfo(limit=300, remaining=5, reset=1, allowed=True))
+    assert not allowance.claim("ws", 1_000, "key")  # money short: neither is taken
+    assert allowance.claim("ws", 70, "key") and not allowance.claim("ws", 1, "key")  # 0 credits left
+    allowance.learn("ws", 100)
+    allowance.learn_rate("key", RateInfo(limit=300, remaining=0, reset=9, allowed=False))
+    assert not allowance.claim("ws", 1, "key")  # refused: forgotten
+    stale = llm.EarlyStart(seconds=60, rate_seconds=-1)
+    stale.learn("ws", 100)
+    stale.learn_rate("key", RateInfo(limit=300, remaining=5, reset=1, allowed=True))
+    assert not stale.claim("ws", 1, "key")
