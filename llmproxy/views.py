@@ -432,6 +432,7 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
     `last_part[0]` is set just before the final part is yielded."""
     settled = False
     drained = None
+    renamed = _Renamer(call.model.id)
     usage_chunk: dict | None = None
     last: dict | None = None
     try:
@@ -442,7 +443,7 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
             if obj.get("usage") and not obj.get("choices"):
                 usage_chunk = obj
                 continue
-            head.append(_event(_requested_model(data, obj, call.model)))
+            head.append(_event(renamed(data, obj)))
         if head:
             yield b"".join(head)  # one write for what was held back until the first output
         if not done:
@@ -460,8 +461,11 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
                 last = obj
                 if obj.get("usage") and not obj.get("choices"):
                     usage_chunk = obj
+                    if meter.finish_reasons:  # the last chunk before [DONE] (OpenAI's include_usage): settle now
+                        done = True
+                        break
                     continue
-                yield _event(_requested_model(data, obj, call.model))
+                yield _event(renamed(data, obj))
         if not done and not (meter.finish_reasons and meter.usage):
             raise UpstreamCut("the stream ended early")
         if done:  # read the body to its end (so the connection is reused) while the settlement runs
@@ -506,19 +510,31 @@ async def _drain(events, seconds: float = 1.0) -> None:
         pass
 
 
-def _requested_model(data: bytes, obj: dict, model) -> bytes:
+class _Renamer:
     """A chunk as relayed, its `model` the id the client asked for (`vendor_a/model_small`) instead of the
-    provider's own name. A byte replacement of the one field (no re-serialization on the hot path); a chunk
-    whose spacing is unusual is re-serialized."""
-    name = obj.get("model")
-    if not isinstance(name, str) or name == model.id:
-        return data
-    old = json.dumps(name, ensure_ascii=False).encode()
-    new = json.dumps(model.id, ensure_ascii=False).encode()
-    for sep in (b'"model":', b'"model": '):
-        if sep + old in data:
-            return data.replace(sep + old, sep + new, 1)
-    return json.dumps({**obj, "model": model.id}, ensure_ascii=False, separators=(",", ":")).encode()
+    provider's own name. A byte replacement of the one field (no re-serialization on the hot path; the two
+    encoded names kept for the stream, which names one model throughout); a chunk whose spacing is unusual is
+    re-serialized."""
+
+    __slots__ = ("model_id", "name", "pairs")
+
+    def __init__(self, model_id: str):
+        self.model_id = model_id
+        self.name = None
+        self.pairs: tuple = ()
+
+    def __call__(self, data: bytes, obj: dict) -> bytes:
+        name = obj.get("model")
+        if not isinstance(name, str) or name == self.model_id:
+            return data
+        if name != self.name:
+            old = json.dumps(name, ensure_ascii=False).encode()
+            new = json.dumps(self.model_id, ensure_ascii=False).encode()
+            self.name, self.pairs = name, tuple((sep + old, sep + new) for sep in (b'"model":', b'"model": '))
+        for old, new in self.pairs:
+            if old in data:
+                return data.replace(old, new, 1)
+        return json.dumps({**obj, "model": self.model_id}, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _synthetic_final(last: dict | None, usage: dict) -> dict:

@@ -8,7 +8,7 @@ import pytest
 from tests.llmproxy.fake_upstream import FakeUpstream, serve_in_thread, stop_server
 
 FAKE_MODES = ("ok", "nousage", "err400", "err401", "err429", "err500", "cut_before", "cut_mid", "error_event",
-              "gate", "hang_after_3", "bytetok", "redirect")
+              "late_done", "gate", "hang_after_3", "bytetok", "redirect")
 
 
 @pytest.fixture(scope="session")

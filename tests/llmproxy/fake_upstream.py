@@ -12,7 +12,8 @@ uvicorn on 127.0.0.1 (random port) in a thread. Behaviour is chosen by the upstr
 - `error_event`: three words, then an SSE `{"error": …}` event;
 - `gate`: like `ok`, but waits for `fake.gate` (a threading.Event) before the first word: lets a test hold
   many streams open at once, deterministically;
-- `hang_after_3`: three words, then waits for `fake.gate` (for client-side cuts); records the cut.
+- `hang_after_3`: three words, then waits for `fake.gate` (for client-side cuts); records the cut;
+- `late_done`: like `ok`, but after the usage chunk waits for `fake.gate` before [DONE].
 Every request body is appended to `fake.requests`.
 """
 
@@ -124,6 +125,8 @@ class FakeUpstream:
             yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
             if include_usage:
                 yield event([], usage)
+            if mode == "late_done":
+                await self._wait_gate()
             yield b"data: [DONE]\n\n"
         except asyncio.CancelledError:
             self.cut_seen.set()

@@ -377,3 +377,20 @@ def test_a_client_cap_passes_untouched_and_a_model_may_take_max_completion_token
                       price_per_1k_micros=1000, completion_cap_param="max_completion_tokens")
     body = json.loads(upstream.request_body(reasoning, {"model": "v/r", "messages": HELLO}, stream=False))
     assert body["max_completion_tokens"] == 4096 and "max_tokens" not in body
+
+
+def test_the_usage_chunk_ends_the_stream_without_waiting_for_the_providers_done(live, api_key, workspace, fake):
+    """OpenAI's usage chunk is the last before [DONE]: the settlement and the final part follow it at once."""
+    with httpx.Client(timeout=30) as http:
+        with http.stream("POST", f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"},
+                         json={"model": "fake/late_done", "messages": HELLO, "stream": True}) as r:
+            lines = [line for line in r.iter_lines() if line.startswith("data: ")]  # the gate is never opened
+    assert not fake.gate.is_set()
+    assert lines[-1] == "data: [DONE]"
+    final = json.loads(lines[-2][6:])
+    assert final["usage"]["completion_tokens"] == 8 and final["service"]["credits_charged"] == "0.019"
+    assert final["model"] == "fake/late_done"
+    fake.gate.set()  # the provider's [DONE] is read (and dropped) in the background
+    rec = RequestRecord.objects.get(pk=r.headers["X-Request-Id"])
+    assert (rec.status, rec.credits_charged_micros) == ("succeeded", 19_000)
+    assert account(workspace).reserved_micros == 0
