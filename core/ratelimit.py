@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -37,15 +38,22 @@ class RateInfo:
         return h
 
 
+_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _redis():
-    """The redis client behind Django's RedisCache, or None for any other cache backend."""
+    """The redis client behind Django's RedisCache, or None for any other cache backend. One client object per
+    cache backend (Django's `get_client` builds a new one on every call, over the same pool: 70 us a request)."""
     from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 
     backend = caches["default"]
     if not isinstance(backend, RedisCache):
         return None
-    return backend, backend._cache.get_client(write=True)
+    client = _clients.get(backend)
+    if client is None:
+        client = _clients[backend] = backend._cache.get_client(write=True)
+    return backend, client
 
 
 # KEYS[1]: the subject's hash; ARGV: now (s), window (s), limit. Returns {allowed, total, oldest second or -1}.
