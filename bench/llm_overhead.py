@@ -4,11 +4,12 @@ and 200 concurrent streams, and LiteLLM's proxy side by side on the same fake up
 
     .venv/bin/python bench/llm_overhead.py [--litellm /tmp/litellm-venv/bin/litellm] [--chunks 20]
                                            [--chunk-ms 10] [--rounds 3] [--compare LLM_EARLY_START=0]
-                                           [--bare-relay] [--compare-code BEFORE=/tmp/before]
+                                           [--bare-relay] [--compare-code BEFORE=/tmp/before] [--pin]
+                                           [--once-ms 200]
 
 Three processes besides this client, each its own uvicorn: the fake OpenAI-style upstream (streams
 `--chunks` chunks, `--chunk-ms` apart, then a usage chunk and [DONE]; a non-streamed request is answered at
-once); the service (config.asgi on a fresh
+once, or after `--once-ms`); the service (config.asgi on a fresh
 SQLite DATA_DIR, a workspace with enough credits, the rate limit lifted); LiteLLM's proxy when its binary is
 given (install it in its own venv: python3 -m venv /tmp/litellm-venv && /tmp/litellm-venv/bin/pip install
 'litellm[proxy]'). `--mode` (default both): streaming chat completions read to their end, and non-streamed ones; per request we record the
@@ -19,6 +20,13 @@ on all of them alike: at one client, running the targets one after the other mov
 by 2-4 ms between otherwise identical runs. `--bare-relay` adds the least a proxy on the same stack can do (uvicorn
 with serve's options, one aiohttp session, bytes forwarded both ways, nothing else): the floor of the service's
 added latency at one client.
+
+`--pin` puts the proxies under test (the service, the bare relay, LiteLLM) on the last CPU and this client and
+the fake upstream on the others, as the issue's own measurements were taken. Unpinned, the fake upstream's clock
+(it sleeps `--chunk-ms` after each chunk it sends) runs on a CPU it may share with the proxy, so every chunk's
+processing in the proxy delays the upstream's next chunk, and a stream's "added latency" grows with the proxy's
+CPU per chunk, which a real provider's clock does not do. Pinned at 50 and 200 clients, a proxy has one CPU: LiteLLM
+saturates it (its added latency then says little), so those levels are better read unpinned.
 
 The service runs with the uvicorn options `manage.py serve` uses (core.management.commands.serve.web_options).
 The client spreads its connections over up to CLIENT_SHARDS httpx clients (see run_level); a request that fails
@@ -63,7 +71,7 @@ async def _request_body(scope, receive, send) -> bytes | None:
 
 
 # --- the fake upstream (run in its own process: `llm_overhead.py --serve-upstream PORT`) -------------------
-def serve_upstream(port: int, chunks: int, chunk_ms: float) -> None:
+def serve_upstream(port: int, chunks: int, chunk_ms: float, once_ms: float = 0.0) -> None:
     import uvicorn
 
     async def app(scope, receive, send):
@@ -77,6 +85,8 @@ def serve_upstream(port: int, chunks: int, chunk_ms: float) -> None:
             return
         usage = {"prompt_tokens": 12, "completion_tokens": chunks, "total_tokens": 12 + chunks}
         if not req.get("stream"):
+            if once_ms:  # the time a provider takes to generate the whole answer before sending it
+                await asyncio.sleep(once_ms / 1000)
             out = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": req.get("model"),
                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "tok " * chunks},
                                 "finish_reason": "stop"}], "usage": usage}
@@ -285,6 +295,9 @@ def main() -> None:
     ap.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--chunks", type=int, default=20)
     ap.add_argument("--chunk-ms", type=float, default=10.0)
+    ap.add_argument("--once-ms", type=float, default=0.0,
+                    help="the fake upstream answers a non-streamed request after this many ms (default 0: at once; a "
+                         "real provider takes about as long as its stream, --chunks x --chunk-ms)")
     ap.add_argument("--levels", default="1,50,200")
     ap.add_argument("--mode", choices=["stream", "once", "both"], default="both",
                     help="streamed completions, non-streamed ones, or both (one after the other, same processes)")
@@ -300,21 +313,36 @@ def main() -> None:
     ap.add_argument("--compare-code", action="append", default=[], metavar="NAME=PATH",
                     help="also measure the service from another checkout of the code (e.g. a git worktree of the "
                          "previous commit; same database, migrations must match), as target service[NAME]")
+    ap.add_argument("--pin", action="store_true",
+                    help="the proxies under test on the last CPU, this client and the fake upstream on the others (as the "
+                         "issue's measurements were taken): a proxy's work per chunk then no longer delays the fake "
+                         "upstream's own clock on a shared CPU")
     ap.add_argument("--litellm", default="/tmp/litellm-venv/bin/litellm" if Path("/tmp/litellm-venv/bin/litellm").exists() else "")
     args = ap.parse_args()
     if args.serve_upstream:
-        serve_upstream(args.serve_upstream, args.chunks, args.chunk_ms)
+        serve_upstream(args.serve_upstream, args.chunks, args.chunk_ms, args.once_ms)
         return
     if args.serve_relay:
         serve_relay(args.serve_relay, args.relay_to)
         return
 
     procs: list[subprocess.Popen] = []
+    cpus = sorted(os.sched_getaffinity(0))
+    proxy_cpu = {cpus[-1]} if args.pin and len(cpus) > 1 else None
+    rest = set(cpus[:-1]) if proxy_cpu else None
+
+    def on_cpus(which):
+        """preexec_fn pinning a child (and every thread it starts) to `which` (None: not pinned)."""
+        return None if which is None else (lambda: os.sched_setaffinity(0, which))
+
+    if rest:
+        os.sched_setaffinity(0, rest)
     tmp = Path(tempfile.mkdtemp(prefix="llm-bench-"))
     try:
         up_port = free_port()
         procs.append(subprocess.Popen([PY, __file__, "--serve-upstream", str(up_port), "--chunks", str(args.chunks),
-                                       "--chunk-ms", str(args.chunk_ms)]))
+                                       "--chunk-ms", str(args.chunk_ms), "--once-ms", str(args.once_ms)],
+                                      preexec_fn=on_cpus(rest)))
         wait_port(up_port, procs[-1])
         upstream = f"http://127.0.0.1:{up_port}/v1"
 
@@ -345,7 +373,8 @@ def main() -> None:
         def add_service(name: str, port: int, cwd: Path = ROOT, extra_env: dict | None = None) -> None:
             procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
                                            "--port", str(port), "--log-level", "warning", "--no-access-log",
-                                           *web_options()], cwd=cwd, env={**env, **(extra_env or {})}))
+                                           *web_options()], cwd=cwd, env={**env, **(extra_env or {})},
+                                          preexec_fn=on_cpus(proxy_cpu)))
             wait_port(port, procs[-1])
             targets[name] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions", {"Authorization": f"Bearer {api_key}"},
                              "bench/model")
@@ -355,7 +384,8 @@ def main() -> None:
         if args.bare_relay:
             port = free_port()
             procs.append(subprocess.Popen([PY, __file__, "--serve-relay", str(port), "--relay-to",
-                                           f"{upstream}/chat/completions"]))
+                                           f"{upstream}/chat/completions"],
+                                           preexec_fn=on_cpus(proxy_cpu)))
             wait_port(port, procs[-1])
             targets["bare relay"] = (f"http://127.0.0.1:{port}/chat/completions", {}, "bench")
             pids["bare relay"] = procs[-1].pid
@@ -386,15 +416,16 @@ def main() -> None:
                       "LITELLM_MASTER_KEY": master}
             procs.append(subprocess.Popen([args.litellm, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(ll_port),
                                            "--num_workers", "1"], env=ll_env, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL))
+                                          stderr=subprocess.DEVNULL, preexec_fn=on_cpus(proxy_cpu)))
             wait_port(ll_port, procs[-1], timeout=300)
             targets["litellm"] = (f"http://127.0.0.1:{ll_port}/chat/completions", {"Authorization": f"Bearer {master}"},
                                   "bench-model")
             pids["litellm"] = procs[-1].pid
 
         print(f"# LLM passthrough added latency: {'PostgreSQL' if args.database_url else 'SQLite'}; "
-              f"{args.chunks} chunks {args.chunk_ms:g} ms apart per stream; "
-              f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+              f"{args.chunks} chunks {args.chunk_ms:g} ms apart per stream; non-streamed answered after "
+              f"{args.once_ms:g} ms; "
+              f"{os.cpu_count()} CPUs{' (proxies pinned to CPU ' + str(cpus[-1]) + ')' if proxy_cpu else ''}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
         rows = []
         modes = ["stream", "once"] if args.mode == "both" else [args.mode]
         for mode, level in [(m, int(x)) for m in modes for x in args.levels.split(",")]:
