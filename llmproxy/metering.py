@@ -111,10 +111,14 @@ def completion_cap(body: dict) -> int:
     return DEFAULT_MAX_TOKENS
 
 
-def hold_tokens(body: dict) -> int:
+def choices(body: dict) -> int:
+    """How many choices the call asks for (`n`, default 1)."""
     n = body.get("n")
-    choices = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
-    return prompt_bound(body) + completion_cap(body) * choices
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+
+
+def hold_tokens(body: dict) -> int:
+    return prompt_bound(body) + completion_cap(body) * choices(body)
 
 
 def _text_of_delta(delta: dict) -> str:

@@ -433,6 +433,7 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
     settled = False
     drained = None
     renamed = _Renamer(call.model.id)
+    choices = metering.choices(call.body)
     usage_chunk: dict | None = None
     last: dict | None = None
     try:
@@ -461,7 +462,8 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
                 last = obj
                 if obj.get("usage") and not obj.get("choices"):
                     usage_chunk = obj
-                    if meter.finish_reasons:  # the last chunk before [DONE] (OpenAI's include_usage): settle now
+                    if len(meter.finish_reasons) >= choices:  # every choice finished: OpenAI's include_usage chunk,
+                        # documented as the last before [DONE]; settle now
                         done = True
                         break
                     continue

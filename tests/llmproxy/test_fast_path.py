@@ -330,3 +330,61 @@ def test_a_client_gone_before_a_streams_headers_leave_releases_the_hold_and_clos
     assert not Hold.objects.filter(status="held").exists()
     acc = CreditAccount.objects.get(pk=workspace.pk)
     assert (acc.balance_micros, acc.reserved_micros) == (300_000_000, 0)
+
+
+# --- where a stream ends ---------------------------------------------------------------------------------
+def _relayed(monkeypatch, body: dict, datas: list[bytes]) -> tuple[list[bytes], list[str]]:
+    """Run the relay over these SSE payloads: (the parts it yields, the statuses it settled with)."""
+    from types import SimpleNamespace
+
+    from llmproxy import metering, views
+
+    settled = []
+
+    async def finish(*, call, status, usage, http_status=200):
+        settled.append(status)
+        return {"request_id": "req_x", "credits_charged": "1", "credits_available": "2"}
+
+    monkeypatch.setattr(views, "_finish", finish)
+
+    class Resp:
+        async def aclose(self):
+            pass
+
+    async def events():
+        for data in datas:
+            yield data
+
+    async def run():
+        call = SimpleNamespace(model=SimpleNamespace(id="fake/x"), body=body)
+        relay = views._relay(call, Resp(), events(), [], False, metering.StreamMeter(prompt_estimate=1), [False])
+        return [part async for part in relay]
+
+    return asyncio.run(run()), settled
+
+
+def _chunk(choices, usage=None) -> bytes:
+    out = {"id": "c", "object": "chat.completion.chunk", "model": "x", "choices": choices}
+    if usage is not None:
+        out["usage"] = usage
+    return json.dumps(out).encode()
+
+
+USAGE = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+
+
+def test_the_usage_chunk_ends_a_stream_only_once_every_choice_has_finished(monkeypatch):
+    word = [{"index": 0, "delta": {"content": "a"}}]
+    other = [{"index": 1, "delta": {"content": "b"}}]
+    done0 = [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    done1 = [{"index": 1, "delta": {}, "finish_reason": "stop"}]
+    # n=2, a usage chunk after the first choice's finish only: not the end, the second choice still comes
+    parts, settled = _relayed(monkeypatch, {"n": 2}, [_chunk(word), _chunk(done0), _chunk([], USAGE), _chunk(other),
+                                                      _chunk(done1), _chunk([], USAGE), b"[DONE]"])
+    assert any(b'"content": "b"' in p for p in parts) and settled == ["succeeded"]
+    assert parts[-1].endswith(b"data: [DONE]\n\n") and b'"service"' in parts[-1]
+    # n=1: the usage chunk after the finish is the end; anything after it is read in the background, not relayed
+    parts, settled = _relayed(monkeypatch, {}, [_chunk(word), _chunk(done0), _chunk([], USAGE), _chunk(other),
+                                                b"[DONE]"])
+    assert not any(b'"content": "b"' in p for p in parts) and settled == ["succeeded"]
+    assert b'"total_tokens":5' in parts[-1]
