@@ -216,15 +216,20 @@ def _prepare(*, key, rate, body: dict, request_id: str, idempotency_key: str | N
                 prompt_estimate=metering.prompt_estimate(body), idempotency_key=idempotency_key)
 
 
+# Bodies above this size are not admitted on the event loop: parsing and measuring them would stall every other
+# stream of the process; they go through chat_begin on the database thread, as before.
+ADMIT_MAX_BODY_BYTES = 64 * 1024
+
+
 def admit(*, authorization: str | None, request_id: str, raw_body: bytes, content_type: str | None,
           idempotency_key: str | None) -> Call | None:
     """The call, if it may start at once: no query, no network, so it runs on the event loop before anything
     else (LLM_EARLY_START). Only when everything is already known in this process: the key found valid within
     its cache time, a valid body without an Idempotency-Key, and the allowances of EarlyStart covering the
-    hold and one more request. The caller sends the provider request and runs chat_begin(admitted=call) at
+    hold and one more request, and a body of at most ADMIT_MAX_BODY_BYTES. The caller sends the provider request and runs chat_begin(admitted=call) at
     once; nothing reaches the client before chat_begin returns (the rate limit hit and the hold placed) or
     refuses. None: the call goes through chat_begin from the start (every refusal is produced there)."""
-    if idempotency_key is not None or settings.API_KEY_CACHE_SECONDS <= 0:
+    if idempotency_key is not None or settings.API_KEY_CACHE_SECONDS <= 0 or len(raw_body) > ADMIT_MAX_BODY_BYTES:
         return None
     key = key_cached(authorization=authorization)
     if key is None:

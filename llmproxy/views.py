@@ -213,8 +213,9 @@ async def _abandon(provider: asyncio.Future, close=None) -> None:
 
 
 async def _placed(placing: asyncio.Future | None, provider: asyncio.Future, close=None) -> None:
-    """Wait until the hold of a call whose provider request left early is placed. Refused (DomainError, 402):
-    the provider request is abandoned and the refusal raised. The client gone meanwhile: the provider request
+    """Wait until the checks of a call whose provider request left early have passed (the rate-limit hit, for an
+    admitted call, and the hold placed). Refused (DomainError: 402, or 429): the provider request is abandoned
+    and the refusal raised. The client gone meanwhile: the provider request
     is abandoned, and the hold released once placed."""
     if placing is None:
         return
@@ -462,22 +463,23 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
                 last = obj
                 if obj.get("usage") and not obj.get("choices"):
                     usage_chunk = obj
-                    if len(meter.finish_reasons) >= choices:  # every choice finished: OpenAI's include_usage chunk,
-                        # documented as the last before [DONE]; settle now
+                    if meter.usage is not None and len(meter.finished) >= choices:
+                        # every choice finished and the usage is usable: OpenAI's include_usage chunk, documented as
+                        # the last before [DONE]. Settle now; the rest is read (not relayed) in the background.
                         done = True
                         break
                     continue
                 yield _event(renamed(data, obj))
         if not done and not (meter.finish_reasons and meter.usage):
             raise UpstreamCut("the stream ended early")
-        if done:  # read the body to its end (so the connection is reused) while the settlement runs
-            drained = asyncio.ensure_future(_drain(events))
-            _background.add(drained)
-            drained.add_done_callback(_background.discard)
+        if done:  # read the body to its end (so the connection is reused) while the settlement runs, then close it
+            drained = _shielded_background(_drain(events, resp))
         usage = meter.settle_usage()
         service = await _shielded(_finish(call=call, status="succeeded", usage=usage))
         settled = True
-        final = usage_chunk or _synthetic_final(last, usage)
+        # the provider's usage chunk, unless its usage was unusable (the charge then rests on the estimate, and
+        # the final chunk says so)
+        final = usage_chunk if usage_chunk is not None and meter.usage is not None else _synthetic_final(last, usage)
         final["model"] = call.model.id
         final["service"] = service
         last_part[0] = True
@@ -493,16 +495,16 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
         last_part[0] = True
         yield _event(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
     finally:
-        if drained is not None:
-            await _shielded(drained)
-        await _shielded(resp.aclose())
+        if drained is None:  # (else the drain closes it once read: the response may be complete, and this cancelled)
+            await _shielded(resp.aclose())
         if not settled:  # the client went away: charge what was delivered, release the rest
             await _shielded(_finish(call=call, status="interrupted", usage=meter.settle_usage(), http_status=499))
 
 
-async def _drain(events, seconds: float = 1.0) -> None:
-    """After [DONE], read the upstream body to its end: a fully read connection goes back to the pool,
-    while closing a half-read one closes the connection (then every stream paid a new TCP connection)."""
+async def _drain(events, resp: upstream.Answer, seconds: float = 1.0) -> None:
+    """After the end of a stream, read the upstream body to its end, then close it: a fully read connection goes
+    back to the pool, while closing a half-read one closes the connection (then every stream paid a new TCP
+    connection). Runs in the background: the client's response may be complete (and its view cancelled) first."""
     async def rest():
         async for _ in events:
             pass
@@ -510,6 +512,8 @@ async def _drain(events, seconds: float = 1.0) -> None:
         await asyncio.wait_for(rest(), seconds)
     except (*upstream.UNREACHABLE, UpstreamCut):
         pass
+    finally:
+        await resp.aclose()
 
 
 class _Renamer:

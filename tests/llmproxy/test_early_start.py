@@ -228,6 +228,14 @@ def test_a_stale_rate_allowance_meets_the_limit_429_nothing_recorded_and_the_nex
     assert len(fake.requests) == before + 1  # refused before any provider request
 
 
+def test_a_large_body_is_checked_before_its_provider_request_starts(live, api_key, fake, hold_probe, rate_probe):
+    assert _chat(live, api_key, fake, False).status_code == 200
+    big = [{"role": "user", "content": "x" * (llm.ADMIT_MAX_BODY_BYTES + 1)}]
+    assert _chat(live, api_key, fake, False, messages=big).status_code == 200
+    assert rate_probe.seen == [False, False]  # not admitted on the event loop: the rate limit first
+    assert hold_probe.seen == [False, True]  # (then started from the database thread, before the hold)
+
+
 def test_a_key_revoked_in_this_process_is_never_admitted(live, api_key, workspace, fake, hold_probe):
     from accounts.models import ApiKey
     from accounts.services import key_revoke

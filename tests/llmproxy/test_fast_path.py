@@ -349,7 +349,9 @@ def _relayed(monkeypatch, body: dict, datas: list[bytes]) -> tuple[list[bytes], 
 
     class Resp:
         async def aclose(self):
-            pass
+            closed.append(True)
+
+    closed = []
 
     async def events():
         for data in datas:
@@ -358,9 +360,14 @@ def _relayed(monkeypatch, body: dict, datas: list[bytes]) -> tuple[list[bytes], 
     async def run():
         call = SimpleNamespace(model=SimpleNamespace(id="fake/x"), body=body)
         relay = views._relay(call, Resp(), events(), [], False, metering.StreamMeter(prompt_estimate=1), [False])
-        return [part async for part in relay]
+        parts = [part async for part in relay]
+        while views._background:  # the drain of what follows the end, then the close
+            await asyncio.sleep(0.01)
+        return parts
 
-    return asyncio.run(run()), settled
+    parts = asyncio.run(run())
+    assert closed == [True]  # the provider's response closed once, whichever way the stream ended
+    return parts, settled
 
 
 def _chunk(choices, usage=None) -> bytes:
@@ -388,3 +395,18 @@ def test_the_usage_chunk_ends_a_stream_only_once_every_choice_has_finished(monke
                                                 b"[DONE]"])
     assert not any(b'"content": "b"' in p for p in parts) and settled == ["succeeded"]
     assert b'"total_tokens":5' in parts[-1]
+
+
+def test_a_repeated_finish_or_an_unusable_usage_does_not_end_a_stream_early(monkeypatch):
+    word = [{"index": 0, "delta": {"content": "a"}}]
+    other = [{"index": 1, "delta": {"content": "b"}}]
+    done0 = [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    done1 = [{"index": 1, "delta": {}, "finish_reason": "stop"}]
+    parts, _ = _relayed(monkeypatch, {"n": 2}, [_chunk(word), _chunk(done0), _chunk(done0), _chunk([], USAGE),
+                                                _chunk(other), _chunk(done1), _chunk([], USAGE), b"[DONE]"])
+    assert any(b'"content": "b"' in p for p in parts)  # one choice finished twice is still one choice
+    parts, settled = _relayed(monkeypatch, {}, [_chunk(word), _chunk(done0), _chunk([], {"prompt_tokens": "x"}),
+                                                _chunk(other), b"[DONE]"])
+    assert any(b'"content": "b"' in p for p in parts) and settled == ["succeeded"]
+    final = json.loads(parts[-1].split(b"\n\n")[0][6:])
+    assert final["usage"]["estimated"] is True  # charged on the estimate, and the final chunk says so

@@ -390,7 +390,9 @@ def test_the_usage_chunk_ends_the_stream_without_waiting_for_the_providers_done(
     final = json.loads(lines[-2][6:])
     assert final["usage"]["completion_tokens"] == 8 and final["service"]["credits_charged"] == "0.019"
     assert final["model"] == "fake/late_done"
-    fake.gate.set()  # the provider's [DONE] is read (and dropped) in the background
+    # the rest of the provider's body is read in the background for up to a second, then its response closed
+    assert fake.cut_seen.wait(10), "the provider's response was left open"
+    fake.gate.set()
     rec = RequestRecord.objects.get(pk=r.headers["X-Request-Id"])
     assert (rec.status, rec.credits_charged_micros) == ("succeeded", 19_000)
     assert account(workspace).reserved_micros == 0
