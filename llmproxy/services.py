@@ -143,10 +143,10 @@ class EarlyStart:
     (fresh for EARLY_START_SECONDS) is the money allowance; every rate-limit hit returns the key's remaining
     requests, and that count (fresh for RATE_START_SECONDS) is the rate allowance. Each call started early
     takes its hold amount and one request out of them at once, under a lock. A reading does not count calls
-    claimed meanwhile and not yet confirmed (nor do readings taken on different database threads arrive in
-    order), so an allowance can run ahead by the calls in flight. A refused hold forgets the workspace and a
-    refused rate-limit hit the key: their next calls are checked first, as they always were, until a reading
-    teaches it again. The allowances are only an optimisation: the hold itself (the conditional UPDATE) and
+    claimed meanwhile and not yet confirmed, so an allowance can run ahead by the calls in flight. A refused hold
+    forgets the workspace and a refused rate-limit hit the key: their next calls are checked first, as they
+    always were, until a reading teaches it again; a reading taken before that refusal (on another database
+    thread, arriving late: `read_at`) teaches nothing. The allowances are only an optimisation: the hold itself (the conditional UPDATE) and
     the rate-limit hit still decide, so nothing can overspend or pass the limit, no byte reaches the client
     before both are confirmed, and a refused call is the same 402 or 429 with nothing charged. What an
     allowance ahead of the truth costs (calls in flight, or another process or verb spending meanwhile) is a
@@ -158,6 +158,7 @@ class EarlyStart:
         self._lock = threading.Lock()
         self._left: dict = {}  # workspace id -> (micro-credits, monotonic deadline)
         self._rate: dict = {}  # key id -> (requests, monotonic deadline)
+        self._refused: dict = {}  # workspace or ("key", key id) -> monotonic time of its last refusal
 
     @staticmethod
     def _covers(left, amount: int, now: float) -> bool:
@@ -179,27 +180,38 @@ class EarlyStart:
             self._left[workspace_id] = (left[0] - amount, left[1])
             return True
 
-    def learn(self, workspace_id, available: int | None) -> None:
+    def _keep(self, table: dict, subject, value, seconds: float, read_at: float | None, refusal_of) -> None:
+        """Under the lock: `table[subject] = (value, deadline)`, unless the reading predates the last refusal."""
+        if read_at is not None and read_at < self._refused.get(refusal_of, float("-inf")):
+            return
+        if len(table) >= 10_000:
+            table.clear()
+        table[subject] = (value, time.monotonic() + seconds)
+
+    def _refuse(self, table: dict, subject, refusal_of) -> None:
+        table.pop(subject, None)
+        if len(self._refused) >= 10_000:
+            self._refused.clear()
+        self._refused[refusal_of] = time.monotonic()
+
+    def learn(self, workspace_id, available: int | None, read_at: float | None = None) -> None:
+        """A settlement's reading of the available balance (`read_at`: monotonic time the statement started)."""
         if available is None:
             return
         with self._lock:
-            if len(self._left) >= 10_000:
-                self._left.clear()
-            self._left[workspace_id] = (available, time.monotonic() + self.seconds)
+            self._keep(self._left, workspace_id, available, self.seconds, read_at, workspace_id)
 
-    def learn_rate(self, key_id, rate: RateInfo) -> None:
+    def learn_rate(self, key_id, rate: RateInfo, read_at: float | None = None) -> None:
         """A rate-limit hit's answer: `remaining` more requests, or none (refused: forget the key)."""
         with self._lock:
             if not rate.allowed or rate.remaining <= 0:
-                self._rate.pop(key_id, None)
-                return
-            if len(self._rate) >= 10_000:
-                self._rate.clear()
-            self._rate[key_id] = (rate.remaining, time.monotonic() + self.rate_seconds)
+                self._refuse(self._rate, key_id, ("key", key_id))
+            else:
+                self._keep(self._rate, key_id, rate.remaining, self.rate_seconds, read_at, ("key", key_id))
 
     def forget(self, workspace_id) -> None:
         with self._lock:
-            self._left.pop(workspace_id, None)
+            self._refuse(self._left, workspace_id, workspace_id)
 
 
 EARLY_START_SECONDS = 5.0
@@ -261,8 +273,9 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
     try:
         key = admitted.api_key if admitted is not None else key_authenticate(
             authorization=authorization, cache_seconds=settings.API_KEY_CACHE_SECONDS)
+        read_at = time.monotonic()
         rate = ratelimit_hit(f"key:{key.pk}")
-        early_start.learn_rate(key.pk, rate)
+        early_start.learn_rate(key.pk, rate, read_at)
         if not rate.allowed:
             raise errors.RateLimited()
         if admitted is not None:
@@ -328,11 +341,12 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
     the request record; returns the `service` envelope."""
     charge = call.model.charge_for(usage["total_tokens"]) if usage else 0
     record_usage = {"model": call.model.id, **usage} if usage else None
+    read_at = time.monotonic()
     with _write():
         charged, available = billing.hold_settle_close(
             hold=call.hold, charge=charge, workspace=call.workspace, request_id=call.request_id, status=status,
             http_status=http_status, verb=VERB, usage=record_usage, async_commit=settings.LLM_ASYNC_COMMIT)
-    early_start.learn(call.workspace.pk, available)
+    early_start.learn(call.workspace.pk, available, read_at)
     if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)
@@ -343,12 +357,13 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
 
 def chat_fail(*, call: Call, error: errors.DomainError) -> None:
     """Upstream failed before any output: release the hold (nothing charged), record the failure."""
+    read_at = time.monotonic()
     with _write():
         _, available = billing.hold_settle_close(
             hold=call.hold, charge=0, workspace=call.workspace, request_id=call.request_id, status="failed",
             http_status=error.http_status, verb=VERB, error={"code": error.code, "message": error.message},
             async_commit=settings.LLM_ASYNC_COMMIT)
-    early_start.learn(call.workspace.pk, available)
+    early_start.learn(call.workspace.pk, available, read_at)
     idempotency_store(call=call, status=error.http_status, body=None, error=error)
     _release_connection()
 

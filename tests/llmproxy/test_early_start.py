@@ -277,3 +277,25 @@ def test_the_rate_allowance_is_taken_with_the_money_and_forgotten_on_a_refusal()
     stale.learn("ws", 100)
     stale.learn_rate("key", RateInfo(limit=300, remaining=5, reset=1, allowed=True))
     assert not stale.claim("ws", 1, "key")
+
+
+def test_a_reading_taken_before_a_refusal_does_not_undo_it():
+    import time
+
+    from core.ratelimit import RateInfo
+
+    allowance = llm.EarlyStart(seconds=60, rate_seconds=60)
+    before = time.monotonic()
+    allowance.learn("ws", 100, before)
+    allowance.learn_rate("key", RateInfo(limit=300, remaining=5, reset=1, allowed=True), before)
+    allowance.forget("ws")  # a hold refused
+    allowance.learn_rate("key", RateInfo(limit=300, remaining=0, reset=9, allowed=False))  # a hit refused
+    # late readings from other database threads, taken before those refusals: ignored
+    allowance.learn("ws", 100, before)
+    allowance.learn_rate("key", RateInfo(limit=300, remaining=5, reset=1, allowed=True), before)
+    assert not allowance.claim("ws", 1) and not allowance.claim("ws", 1, "key")
+    after = time.monotonic()
+    allowance.learn("ws", 100, after)
+    assert allowance.claim("ws", 1) and not allowance.claim("ws", 1, "key")
+    allowance.learn_rate("key", RateInfo(limit=300, remaining=5, reset=1, allowed=True), after)
+    assert allowance.claim("ws", 1, "key")
