@@ -181,18 +181,22 @@ class EarlyStart:
             return True
 
     def _keep(self, table: dict, subject, value, seconds: float, read_at: float | None, refusal_of) -> None:
-        """Under the lock: `table[subject] = (value, deadline)`, unless the reading predates the last refusal."""
-        if read_at is not None and read_at < self._refused.get(refusal_of, float("-inf")):
+        """Under the lock: `table[subject] = (value, deadline)`, unless the reading predates the last refusal; a
+        reading is fresh for `seconds` from when it was taken (`read_at`, else now)."""
+        taken = time.monotonic() if read_at is None else read_at
+        if taken < self._refused.get(refusal_of, float("-inf")):
             return
         if len(table) >= 10_000:
             table.clear()
-        table[subject] = (value, time.monotonic() + seconds)
+        table[subject] = (value, taken + seconds)
 
     def _refuse(self, table: dict, subject, refusal_of) -> None:
+        now = time.monotonic()
         table.pop(subject, None)
-        if len(self._refused) >= 10_000:
-            self._refused.clear()
-        self._refused[refusal_of] = time.monotonic()
+        if len(self._refused) >= 10_000:  # a refusal older than every freshness window can no longer matter
+            horizon = now - max(self.seconds, self.rate_seconds)
+            self._refused = {k: t for k, t in self._refused.items() if t >= horizon}
+        self._refused[refusal_of] = now
 
     def learn(self, workspace_id, available: int | None, read_at: float | None = None) -> None:
         """A settlement's reading of the available balance (`read_at`: monotonic time the statement started)."""

@@ -463,7 +463,7 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
                 last = obj
                 if obj.get("usage") and not obj.get("choices"):
                     usage_chunk = obj
-                    if meter.usage is not None and len(meter.finished) >= choices:
+                    if metering.usage_tokens(obj["usage"]) is not None and meter.finished >= set(range(choices)):
                         # every choice finished and the usage is usable: OpenAI's include_usage chunk, documented as
                         # the last before [DONE]. Settle now; the rest is read (not relayed) in the background.
                         done = True
@@ -479,7 +479,8 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
         settled = True
         # the provider's usage chunk, unless its usage was unusable (the charge then rests on the estimate, and
         # the final chunk says so)
-        final = usage_chunk if usage_chunk is not None and meter.usage is not None else _synthetic_final(last, usage)
+        own = usage_chunk is not None and meter.usage is not None and meter.usage is usage_chunk.get("usage")
+        final = usage_chunk if own else _synthetic_final(last, usage)
         final["model"] = call.model.id
         final["service"] = service
         last_part[0] = True
@@ -512,6 +513,8 @@ async def _drain(events, resp: upstream.Answer, seconds: float = 1.0) -> None:
         await asyncio.wait_for(rest(), seconds)
     except (*upstream.UNREACHABLE, UpstreamCut):
         pass
+    except Exception:  # noqa: BLE001 - nobody awaits this task: say what went wrong instead of losing it
+        logger.warning("reading the rest of a provider's stream failed", exc_info=True)
     finally:
         await resp.aclose()
 

@@ -361,8 +361,8 @@ def _relayed(monkeypatch, body: dict, datas: list[bytes]) -> tuple[list[bytes], 
         call = SimpleNamespace(model=SimpleNamespace(id="fake/x"), body=body)
         relay = views._relay(call, Resp(), events(), [], False, metering.StreamMeter(prompt_estimate=1), [False])
         parts = [part async for part in relay]
-        while views._background:  # the drain of what follows the end, then the close
-            await asyncio.sleep(0.01)
+        mine = [t for t in views._background if t.get_loop() is asyncio.get_running_loop()]
+        await asyncio.wait_for(asyncio.gather(*mine), 10)  # the drain of what follows the end, then the close
         return parts
 
     parts = asyncio.run(run())
