@@ -56,7 +56,8 @@ class Request:
         for name, value in scope["headers"]:
             key = name.decode("latin-1").lower()
             value = value.decode("latin-1")
-            headers[key] = f"{headers[key]},{value}" if key in headers else value
+            earlier = dict.get(headers, key)
+            dict.__setitem__(headers, key, value if earlier is None else f"{earlier},{value}")
         self.headers = headers
         self.body = body
         self.content_type = headers.get("content-type", "").split(";")[0].strip() or None
@@ -150,17 +151,17 @@ async def _respond(scope, receive, send, view, kwargs, started: float, request_i
         length = int(dict(scope["headers"]).get(b"content-length", b"0") or 0)
     except ValueError:
         length = 0
-    probe = Request(scope, b"", request_id, started)
+    request = Request(scope, b"", request_id, started)  # (its body is set once read)
     try:
         if length > settings.MAX_BODY_BYTES:
             raise errors.PayloadTooLarge()
         body = await read_body(receive, settings.MAX_BODY_BYTES)
     except errors.PayloadTooLarge as err:
-        await _send_response(send, probe, errors.error_response(err, probe))
+        await _send_response(send, request, errors.error_response(err, request))
         return
     if body is None:
         return
-    request = Request(scope, body, request_id, started)
+    request.body = body
 
     async def run():
         try:
