@@ -32,6 +32,11 @@ def _path(parent: str, key) -> str:
 
 
 def _problem(value) -> str | None:
+    kind = type(value)
+    if kind is str:  # (the exact types json.loads makes first: this runs for every value of every body)
+        return "Must not contain NUL (\\u0000) characters." if "\x00" in value else None
+    if kind is bool or value is None:
+        return None
     if isinstance(value, float) and not math.isfinite(value):
         return "Must be a finite number (NaN, Infinity and numbers beyond about 1.8e308 are refused)."
     if isinstance(value, int) and not isinstance(value, bool) and not -INT_MAX - 1 <= value <= INT_MAX:
@@ -41,29 +46,41 @@ def _problem(value) -> str | None:
     return None
 
 
+def _render(node) -> str:
+    """The field path of a node of check_json_value's walk: (parent node, key), or None for the body itself."""
+    keys = []
+    while node is not None:
+        node, key = node
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        path = _path(path, key)
+    return path
+
+
 def check_json_value(data) -> None:
     """Raise InvalidRequest (with the field path) for any hostile shape listed in the module docstring.
-    Iterative: a value nested beyond any recursion limit is walked without recursing."""
+    Iterative: a value nested beyond any recursion limit is walked without recursing. A field's path is only
+    spelled out for a field that has a problem (building one for every value was most of the walk's cost)."""
     fields: dict[str, list[str]] = {}
-    stack = [("", data, 0)]
+    stack = [(None, data, 0)]
     while stack and len(fields) < 20:
-        path, value, depth = stack.pop()
+        node, value, depth = stack.pop()
         if isinstance(value, dict | list):
             if depth >= MAX_DEPTH:
-                fields.setdefault(path or "body", []).append(f"Nested too deeply (at most {MAX_DEPTH} levels).")
+                fields.setdefault(_render(node) or "body", []).append(f"Nested too deeply (at most {MAX_DEPTH} levels).")
                 continue
             items = value.items() if isinstance(value, dict) else enumerate(value)
             for key, item in items:
-                child = _path(path, key)
                 if isinstance(key, str) and "\x00" in key:
-                    fields.setdefault(child.replace("\x00", "\\u0000"), []).append(
+                    fields.setdefault(_render((node, key)).replace("\x00", "\\u0000"), []).append(
                         "Keys must not contain NUL (\\u0000) characters.")
                     continue
-                stack.append((child, item, depth + 1))
+                stack.append(((node, key), item, depth + 1))
         else:
             problem = _problem(value)
             if problem:
-                fields.setdefault(path or "body", []).append(problem)
+                fields.setdefault(_render(node) or "body", []).append(problem)
     if fields:
         raise InvalidRequest(details={"fields": fields})
 
