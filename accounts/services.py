@@ -89,17 +89,14 @@ def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0, o
     `cache_seconds` > 0: a key found valid in this process within that many seconds is returned without a query.
     `oauth=True` (the MCP door, the resource OAuth access tokens are issued for): a live access token
     `service_at_…` resolves to its grant's key (accounts.oauth), the same principal an API key is."""
-    if not authorization:
-        raise errors.Unauthenticated()
-    scheme, _, token = authorization.strip().partition(" ")
-    token = token.strip()
-    if oauth and scheme.lower() == "bearer" and token.startswith("service_at_"):
+    token = _bearer_token(authorization)
+    if oauth and token is not None and token.startswith("service_at_"):
         from accounts.oauth import access_token_principal
 
         key = access_token_principal(token=token)
         _touch(key)
         return key
-    if scheme.lower() != "bearer" or not token.startswith(KEY_PREFIX) or len(token) < len(KEY_PREFIX) + 32:
+    if not _is_key_secret(token):
         raise errors.Unauthenticated()
     digest = _key_hash(token)
     if cache_seconds > 0:
@@ -118,6 +115,16 @@ def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0, o
     return key
 
 
+def _bearer_token(authorization: str | None) -> str | None:
+    """The credential of an `Authorization: Bearer …` header, or None for any other (or no) header."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def _is_key_secret(token: str | None) -> bool:
+    return token is not None and token.startswith(KEY_PREFIX) and len(token) >= len(KEY_PREFIX) + 32
+
+
 def _cached(digest: str) -> ApiKey | None:
     cached = _key_cache.get(digest)
     if cached is not None and cached[0] > time.monotonic() and cached[1].is_active:
@@ -128,11 +135,8 @@ def _cached(digest: str) -> ApiKey | None:
 def key_cached(*, authorization: str | None) -> ApiKey | None:
     """The key `authorization` names if this process found it valid within its cache time (key_authenticate with
     `cache_seconds`), else None: no query, so it may run on an event loop (the LLM door's admission)."""
-    scheme, _, token = (authorization or "").strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token.startswith(KEY_PREFIX) or len(token) < len(KEY_PREFIX) + 32:
-        return None
-    return _cached(_key_hash(token))
+    token = _bearer_token(authorization)
+    return _cached(_key_hash(token)) if _is_key_secret(token) else None
 
 
 def _touch(key: ApiKey) -> None:
