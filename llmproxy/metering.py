@@ -159,8 +159,7 @@ class StreamMeter:
     chunks: int = 0
     text_bytes: int = 0
     usage: dict | None = None
-    finish_reasons: list = field(default_factory=list)
-    finished: set = field(default_factory=set)  # the indexes of the choices that finished
+    finished: set = field(default_factory=set)  # the indexes of the choices that have a finish_reason
 
     def observe(self, chunk: dict) -> None:
         for choice in chunk.get("choices") or []:
@@ -171,7 +170,6 @@ class StreamMeter:
                 self.chunks += 1
                 self.text_bytes += len(text.encode())
             if choice.get("finish_reason"):
-                self.finish_reasons.append(choice["finish_reason"])
                 index = choice.get("index", 0)
                 self.finished.add(index if isinstance(index, int) else str(index))
         if usage_tokens(chunk.get("usage")) is not None:

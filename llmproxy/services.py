@@ -146,8 +146,8 @@ class EarlyStart:
     claimed meanwhile and not yet confirmed, so an allowance can run ahead by the calls in flight. A refused hold
     forgets the workspace and a refused rate-limit hit the key: their next calls are checked first, as they
     always were, until a reading teaches it again; a reading taken before that refusal (on another database
-    thread, arriving late: `read_at`) teaches nothing. The allowances are only an optimisation: the hold itself (the conditional UPDATE) and
-    the rate-limit hit still decide, so nothing can overspend or pass the limit, no byte reaches the client
+    thread, arriving late: `read_at`) teaches nothing. The allowances are only an optimisation: the hold itself
+    (the conditional UPDATE) and the rate-limit hit still decide, so nothing can overspend or pass the limit, no byte reaches the client
     before both are confirmed, and a refused call is the same 402 or 429 with nothing charged. What an
     allowance ahead of the truth costs (calls in flight, or another process or verb spending meanwhile) is a
     provider request that is started and then abandoned."""
@@ -241,9 +241,9 @@ def admit(*, authorization: str | None, request_id: str, raw_body: bytes, conten
           idempotency_key: str | None) -> Call | None:
     """The call, if it may start at once: no query, no network, so it runs on the event loop before anything
     else (LLM_EARLY_START). Only when everything is already known in this process: the key found valid within
-    its cache time, a valid body without an Idempotency-Key, and the allowances of EarlyStart covering the
-    hold and one more request, and a body of at most ADMIT_MAX_BODY_BYTES. The caller sends the provider request and runs chat_begin(admitted=call) at
-    once; nothing reaches the client before chat_begin returns (the rate limit hit and the hold placed) or
+    its cache time, a valid body of at most ADMIT_MAX_BODY_BYTES without an Idempotency-Key, and the allowances
+    of EarlyStart covering the hold and one more request. The caller sends the provider request and runs
+    chat_begin(admitted=call) at once; nothing reaches the client before chat_begin returns (the rate limit hit and the hold placed) or
     refuses. None: the call goes through chat_begin from the start (every refusal is produced there)."""
     if idempotency_key is not None or settings.API_KEY_CACHE_SECONDS <= 0 or len(raw_body) > ADMIT_MAX_BODY_BYTES:
         return None
@@ -285,6 +285,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         if admitted is not None:
             call = admitted
             call.rate = rate
+            past_idempotency = True  # (it has no Idempotency-Key)
         else:
             body = parse_json_object(raw_body, content_type)
             stream = body.get("stream") is True
@@ -303,7 +304,6 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
                             idempotency_key=idempotency_key if idem_claimed else None)
             if early is not None and early_start.claim(key.workspace_id, call.hold_micros):
                 early(call)
-        past_idempotency = True
         amount = call.hold_micros
         # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
         with _write():

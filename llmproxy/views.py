@@ -470,7 +470,7 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
                         break
                     continue
                 yield _event(renamed(data, obj))
-        if not done and not (meter.finish_reasons and meter.usage):
+        if not done and not (meter.finished and meter.usage):
             raise UpstreamCut("the stream ended early")
         if done:  # read the body to its end (so the connection is reused) while the settlement runs, then close it
             drained = _shielded_background(_drain(events, resp))
@@ -479,7 +479,7 @@ async def _relay(call: services.Call, resp: upstream.Answer, events, buffered: l
         settled = True
         # the provider's usage chunk, unless its usage was unusable (the charge then rests on the estimate, and
         # the final chunk says so)
-        own = usage_chunk is not None and meter.usage is not None and meter.usage is usage_chunk.get("usage")
+        own = usage_chunk is not None and meter.usage is not None and meter.usage == usage_chunk["usage"]
         final = usage_chunk if own else _synthetic_final(last, usage)
         final["model"] = call.model.id
         final["service"] = service
