@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -40,11 +41,15 @@ def workspace_create(*, owner: User, name: str | None = None) -> Workspace:
 
 
 # --- API keys ---------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4)
+def _pepper(secret_key: str) -> bytes:
+    return hashlib.sha256(("api-key:" + secret_key).encode()).digest()
+
+
 def _key_hash(secret: str) -> str:
     # Keyed hash (HMAC-SHA256 under a key derived from SECRET_KEY): a leaked table cannot be brute-forced
     # offline without the server's secret. Keys are 256-bit random, so no slow hash is needed.
-    pepper = hashlib.sha256(("api-key:" + settings.SECRET_KEY).encode()).digest()
-    return hmac.new(pepper, secret.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(_pepper(settings.SECRET_KEY), secret.encode(), hashlib.sha256).hexdigest()
 
 
 def normalize_scopes(scopes) -> list[str]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -82,24 +82,33 @@ def parse_models(entries) -> dict[str, Model]:
 
 
 _lock = threading.Lock()
-_cache: tuple[str, float, dict[str, Model]] | None = None
+_cache: tuple[str, float, float, dict[str, Model]] | None = None  # path, mtime, when last checked, models
+
+# The file's modification time is looked at most this often (seconds): a stat on every call was a sixth of the
+# LLM door's Python time per call, spent before the provider request could leave.
+RECHECK_SECONDS = 1.0
 
 
 def models() -> dict[str, Model]:
-    """The allowlist, id -> Model."""
+    """The allowlist, id -> Model: the file is parsed again when its path changes, or within RECHECK_SECONDS of a
+    change of its modification time."""
     global _cache
     path = str(settings.LLM_MODELS_FILE)
+    now = time.monotonic()
+    cached = _cache
+    if cached is not None and cached[0] == path and now - cached[2] < RECHECK_SECONDS:
+        return cached[3]
     try:
-        mtime = Path(path).stat().st_mtime
+        mtime = os.stat(path).st_mtime
     except OSError as exc:
         raise ImproperlyConfigured(f"LLM_MODELS_FILE {path} cannot be read: {exc}") from exc
-    cached = _cache
     if cached is not None and cached[0] == path and cached[1] == mtime:
-        return cached[2]
+        _cache = (path, mtime, now, cached[3])
+        return cached[3]
     with _lock:
         with open(path, encoding="utf-8") as fh:
             loaded = parse_models(json.load(fh))
-        _cache = (path, mtime, loaded)
+        _cache = (path, mtime, now, loaded)
         return loaded
 
 
