@@ -13,6 +13,7 @@ import aiohttp
 import httpx
 
 from core import errors
+from core.outbound import USER_AGENT
 from llmproxy import echo
 from llmproxy.catalog import Model
 from llmproxy.echo import EchoTransport
@@ -185,7 +186,7 @@ def sync_client(model: Model) -> httpx.Client:
 
 def request_headers(model: Model, request_id: str) -> dict:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-               "X-Request-Id": request_id}
+               "User-Agent": USER_AGENT, "X-Request-Id": request_id}
     key = model.api_key()
     if key:
         headers["Authorization"] = f"Bearer {key}"

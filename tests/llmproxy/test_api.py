@@ -9,6 +9,7 @@ import pytest
 from api.pipeline import execute
 from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
 from core.ids import new_id
+from core.outbound import USER_AGENT
 from core.verbs import REGISTRY, Context
 from llmproxy.views import OVERHEAD_HEADER
 
@@ -120,6 +121,7 @@ def test_unknown_fields_pass_through_untouched(api, fake):
     assert sent["messages"] == HELLO
     assert "stream_options" not in sent  # only meaningful (and only accepted) when streaming
     assert fake.headers[0]["authorization"] == "Bearer sk-upstream-test"
+    assert fake.headers[0]["user-agent"] == USER_AGENT  # the service's own, whichever HTTP client sends it
 
 
 def test_unknown_fields_in_the_upstream_answer_pass_through(api):

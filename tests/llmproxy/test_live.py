@@ -15,6 +15,7 @@ from openai import OpenAI
 
 from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
 from billing.services import credits_grant
+from core.outbound import USER_AGENT
 from llmproxy.views import OVERHEAD_HEADER
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -94,6 +95,7 @@ def test_stream_usage_is_always_requested_and_unknown_fields_pass(live, api_key,
     c = client(live, api_key)
     chunks = list(c.chat.completions.create(model="fake/ok", messages=HELLO, stream=True, temperature=0.5,
                                             extra_body={"vendor_thing": {"k": [1, 2]}, "x_words": 5}))
+    assert fake.headers[0]["user-agent"] == USER_AGENT
     sent = fake.requests[0]
     assert sent["stream_options"] == {"include_usage": True}  # the client did not ask; we always do
     assert sent["vendor_thing"] == {"k": [1, 2]} and sent["temperature"] == 0.5 and sent["model"] == "ok"
