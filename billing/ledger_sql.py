@@ -69,6 +69,7 @@ _RECORD_INSERT = ("INSERT INTO {record} (id, workspace_id, api_key_id, verb, cha
                   "%(now)s)")
 _RESERVE_UPDATE = ("UPDATE {account} SET reserved_micros = reserved_micros + %(amount)s "
                    "WHERE workspace_id = %(account)s AND %(amount)s > 0 AND balance_micros >= reserved_micros + %(amount)s")
+_AVAILABLE = " RETURNING balance_micros - reserved_micros"  # the available balance the reserve leaves
 _HOLD_INSERT = ("INSERT INTO {hold} (id, account_id, request_id, amount_micros, captured_micros, status, created_at, "
                 "expires_at) {source}")
 _HOLD_VALUES = "%(hold)s, %(account)s, %(rid)s, %(amount)s, 0, %(held)s, %(now)s, %(expires)s"
@@ -95,19 +96,19 @@ def _reserve_sql(vendor_single: bool, with_record: bool, async_commit: bool = Fa
         ctes = [_ASYNC_CTE] if async_commit else []
         if with_record:
             ctes.append("rec AS (" + _RECORD_INSERT.format(**t) + ")")
-        ctes.append("acct AS (" + _RESERVE_UPDATE.format(**t) + " RETURNING 1)")
+        ctes.append("acct AS (" + _RESERVE_UPDATE.format(**t) + _AVAILABLE + " AS avail)")
         gate = " WHERE EXISTS (SELECT 1 FROM nosync)" if async_commit else ""  # a one-time filter: always runs
         insert = _HOLD_INSERT.format(source=f"SELECT {_HOLD_VALUES} FROM acct{gate}", **t)
-        return ["WITH " + ", ".join(ctes) + " " + insert + " RETURNING 1"]
+        return ["WITH " + ", ".join(ctes) + " " + insert + " RETURNING (SELECT avail FROM acct)"]
     out = [_RECORD_INSERT.format(**t)] if with_record else []
-    return out + [_RESERVE_UPDATE.format(**t), _HOLD_INSERT.format(source=f"VALUES ({_HOLD_VALUES})", **t)]
+    return out + [_RESERVE_UPDATE.format(**t) + _AVAILABLE, _HOLD_INSERT.format(source=f"VALUES ({_HOLD_VALUES})", **t)]
 
 
-def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False) -> bool:
+def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False) -> int | None:
     """Reserve `hold.amount_micros` on the account and insert `hold` if the available balance covers it (an
-    amount of 0 reserves nothing); with `record`, insert the request record (always). Returns whether the
-    hold was placed. `async_commit` (PostgreSQL only): this statement's transaction commits with
-    synchronous_commit off (the LLM door, LLM_ASYNC_COMMIT)."""
+    amount of 0 reserves nothing); with `record`, insert the request record (always). Returns the available
+    balance right after the reserve, or None when the hold was not placed. `async_commit` (PostgreSQL only):
+    this statement's transaction commits with synchronous_commit off (the LLM door, LLM_ASYNC_COMMIT)."""
     params = {
         "hold": _db(Hold, "id", hold.id), "account": _db(Hold, "account", hold.account_id), "rid": hold.request_id,
         "amount": hold.amount_micros, "held": HELD, "now": _db(Hold, "created_at", hold.created_at),
@@ -121,17 +122,19 @@ def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False) -> b
     with connection.cursor() as cursor:
         if len(statements) == 1:
             cursor.execute(statements[0], params)
-            return cursor.fetchone() is not None
+            row = cursor.fetchone()
+            return None if row is None else int(row[0])
         *before, update, insert = statements
         for sql in before:
             cursor.execute(sql, params)
         if hold.amount_micros <= 0:
-            return False
+            return None
         cursor.execute(update, params)
-        if cursor.rowcount != 1:
-            return False
+        row = cursor.fetchone()
+        if row is None:
+            return None
         cursor.execute(insert, params)
-        return True
+        return int(row[0])
 
 
 # --- ledger posts: move the account and append the entry -------------------------------------------------

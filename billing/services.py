@@ -132,7 +132,11 @@ def _reserve(*, workspace: Workspace, amount: int, request_id: str, record: dict
                 captured_micros=0, status=Hold.Status.HELD, created_at=now,
                 expires_at=now + timedelta(seconds=settings.HOLD_TTL_SECONDS))
     hold._state.adding, hold._state.db = False, "default"
-    return hold if ledger_sql.reserve(hold=hold, record=record, async_commit=async_commit) else None
+    available = ledger_sql.reserve(hold=hold, record=record, async_commit=async_commit)
+    if available is None:
+        return None
+    hold.available_after_micros = available  # (not a field: the reading the reserve itself returned)
+    return hold
 
 
 def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> int:

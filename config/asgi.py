@@ -29,6 +29,7 @@ mcp_app = _load_mcp_app()
 from api import door as asgi_door  # noqa: E402
 from llmproxy import asgi as llm_asgi  # noqa: E402
 from llmproxy import upstream as llm_upstream  # noqa: E402
+from llmproxy import views as llm_views  # noqa: E402
 
 
 def _is_mcp_path(path: str) -> bool:
@@ -42,9 +43,11 @@ _OAUTH_PATHS = frozenset({"/.well-known/oauth-authorization-server", "/oauth/aut
 
 
 def _closing_send(send):
-    """The lifespan's `send`, closing the LLM passthrough's provider connections before shutdown completes."""
+    """The lifespan's `send`: before shutdown completes, the LLM passthrough's work after its responses is
+    finished (settlements, records) and its provider connections are closed."""
     async def closing(message):
         if message["type"] == "lifespan.shutdown.complete":
+            await llm_views.drain_background()
             await llm_upstream.close_sessions()
         await send(message)
     return closing

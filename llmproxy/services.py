@@ -10,9 +10,11 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
 
 from accounts.services import key_authenticate, key_cached
 from billing import services as billing
@@ -97,6 +99,7 @@ class Call:
     rate: RateInfo
     hold: object = None
     hold_micros: int = 0
+    available_after_hold: int | None = None  # the workspace's available balance the hold's own statement read
     prompt_estimate: int = 0
     idempotency_key: str | None = None
     replay: billing.Replay | None = None
@@ -315,6 +318,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
             early_start.forget(key.workspace_id)
             raise billing.insufficient_credits(workspace=key.workspace, amount=amount)
         call.hold = hold
+        call.available_after_hold = getattr(hold, "available_after_micros", None)
         _release_connection()
         return call
     except Exception as exc:
@@ -382,6 +386,29 @@ def idempotency_store(*, call: Call, status: int, body: bytes | None, error: err
     billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                  status=status, body=body,
                                  store=errors.idempotency_replayable(error.code if error else None))
+
+
+# A hold this close to its expiry could be released by the sweep before the settlement claims it: such a call (a
+# provider that took nearly HOLD_TTL_SECONDS) settles first.
+SETTLE_MARGIN = timedelta(seconds=60)
+
+
+def settles_after_response(call: Call, charge: int) -> bool:
+    """Whether a non-streamed call's answer may go out before its settlement commits (LLM_SETTLE_AFTER_RESPONSE):
+    only when what the settlement will do is already known exactly: the charge is within the hold (so the
+    claim captures it whole), the hold's own statement read the available balance, the call has no
+    Idempotency-Key (a replay must be the settled body) and its hold is not about to expire."""
+    return (settings.LLM_SETTLE_AFTER_RESPONSE and call.hold is not None and call.available_after_hold is not None
+            and 0 <= charge <= call.hold_micros and not call.idempotency_key and call.replay is None
+            and call.hold.expires_at > timezone.now() + SETTLE_MARGIN)
+
+
+def promised_service(call: Call, charge: int) -> dict:
+    """The `service` block of a call answered before its settlement (settles_after_response): its exact charge,
+    and the available balance after it as of its own hold (the hold's reading, plus what the settlement
+    releases of the hold); calls of the same workspace settling meanwhile are not in it."""
+    return {"request_id": call.request_id, "credits_charged": format_credits(charge),
+            "credits_available": format_credits(call.available_after_hold + call.hold_micros - charge)}
 
 
 def chat_finish_body(*, call: Call, usage: dict, upstream_body: dict) -> bytes:

@@ -273,9 +273,39 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
         usage = metering.usage_record(call.prompt_estimate, metering.completion_estimate_of_body(data), estimated=True)
     if "model" in data:
         data["model"] = call.model.id  # the id the client asked for, not the provider's own name
-    body = await _shielded(_finish_body(call=call, usage=usage, upstream_body=data))
+    charge = call.model.charge_for(usage["total_tokens"])
+    if fast_path.get() and services.settles_after_response(call, charge):
+        # LLM_SETTLE_AFTER_RESPONSE: the answer leaves now and the settlement follows (in the background, which
+        # the server's shutdown waits for); what it will commit is exactly what the body states.
+        from core.verbs import dumps
+
+        body = dumps({**data, "service": services.promised_service(call, charge)})
+        _shielded_background(_settle_after_response(call, usage, charge))
+    else:
+        body = await _shielded(_finish_body(call=call, usage=usage, upstream_body=data))
     response = HttpResponse(body, content_type="application/json")
     return _overhead(_headers(response, call), started, upstream_seconds)
+
+
+async def _settle_after_response(call: services.Call, usage: dict, promised: int) -> None:
+    try:
+        service = await _finish(call=call, status="succeeded", usage=usage)
+    except Exception:  # noqa: BLE001 - the hold stays held: the expiry sweep releases it (nothing charged)
+        logger.exception("the settlement of %s after its response failed; its hold is left to the expiry sweep",
+                         call.request_id)
+        return
+    if service["credits_charged"] != format_credits(promised):
+        logger.error("%s was answered with a charge of %s but settled %s", call.request_id,
+                     format_credits(promised), service["credits_charged"])
+
+
+async def drain_background(timeout: float = 10.0) -> None:
+    """Wait (at most `timeout` seconds) for the work this process runs after its responses: settlements
+    (LLM_SETTLE_AFTER_RESPONSE), interrupted calls' records, the ends of provider streams. The server's
+    lifespan shutdown calls it, so an orderly stop finishes them."""
+    pending = [task for task in _background if not task.done()]
+    if pending:
+        await asyncio.wait(pending, timeout=timeout)
 
 
 # --- streaming ----------------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""LLM_SETTLE_AFTER_RESPONSE: a non-streamed call's answer leaves before its settlement commits, stating exactly
+what the settlement then commits; off (the default), the settlement commits first. Served live (uvicorn,
+config.asgi) against the fake upstream over HTTP. The order is observed, not timed: the settlement is held at
+an Event that the test sets only once it has the answer (or never needs to)."""
+
+import asyncio
+import threading
+from datetime import timedelta
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from django.utils import timezone
+
+from billing import services as billing
+from billing.models import Hold, LedgerEntry, RequestRecord
+from core.money import format_credits
+from llmproxy import services as llm
+from llmproxy import views
+from tests.llmproxy.test_live import HELLO, START, account, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHARGE = 19_000  # fake/ok: 11 prompt + 8 completion tokens at 1 credit per 1k tokens
+
+
+@pytest.fixture
+def settle_gate(monkeypatch):
+    """The settlement waits for `gate.open` (an Event) and then appends "settled" to `gate.order`."""
+    real = billing.hold_settle_close
+    gate = SimpleNamespace(open=threading.Event(), order=[])
+
+    def settle(**kwargs):
+        assert gate.open.wait(30)
+        try:
+            return real(**kwargs)
+        finally:
+            gate.order.append("settled")
+
+    monkeypatch.setattr(billing, "hold_settle_close", settle)
+    return gate
+
+
+def _chat(live, api_key, **headers):
+    return httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}", **headers},
+                      json={"model": "fake/ok", "messages": HELLO}, timeout=30)
+
+
+def test_on_the_answer_leaves_first_and_the_settlement_commits_what_it_stated(live, api_key, workspace, fake,
+                                                                               settings, settle_gate):
+    settings.LLM_SETTLE_AFTER_RESPONSE = True
+    r = _chat(live, api_key)  # returns while the settlement is still held at the gate
+    settle_gate.order.append("response")
+    assert r.status_code == 200, r.text
+    service = r.json()["service"]
+    assert service["credits_charged"] == format_credits(CHARGE)
+    assert service["credits_available"] == format_credits(START - CHARGE)
+    record = RequestRecord.objects.get(pk=service["request_id"])
+    assert record.status == "in_progress"
+    assert Hold.objects.get(request_id=record.pk).status == "held"  # nothing settled yet: the hold covers it
+
+    settle_gate.open.set()
+    wait_for(lambda: Hold.objects.get(request_id=record.pk).status == "captured", "the settlement")
+    assert settle_gate.order == ["response", "settled"]
+    record.refresh_from_db()
+    assert (record.status, record.credits_charged_micros, record.http_status) == ("succeeded", CHARGE, 200)
+    entry = LedgerEntry.objects.get(request_id=record.pk)
+    assert entry.amount_micros == -CHARGE
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - CHARGE, 0)
+    assert acc.balance_micros - acc.reserved_micros == START - CHARGE  # what the answer said was available
+
+
+@pytest.mark.parametrize("setting, headers", [(False, {}), (True, {"Idempotency-Key": "k-1"})],
+                         ids=["off", "idempotent"])
+def test_otherwise_the_settlement_commits_before_the_answer_leaves(live, api_key, workspace, fake, settings,
+                                                                   settle_gate, setting, headers):
+    settings.LLM_SETTLE_AFTER_RESPONSE = setting
+    settle_gate.open.set()
+    r = _chat(live, api_key, **headers)
+    settle_gate.order.append("response")
+    assert r.status_code == 200, r.text
+    assert settle_gate.order == ["settled", "response"]
+    assert RequestRecord.objects.get(pk=r.json()["service"]["request_id"]).status == "succeeded"
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - CHARGE, 0)
+
+
+def _call(**overrides):
+    now = timezone.now()
+    hold = SimpleNamespace(expires_at=now + timedelta(hours=1))
+    values = {"hold": hold, "hold_micros": 50_000, "available_after_hold": 1_000_000, "idempotency_key": None,
+              "replay": None, "request_id": "req_x"}
+    values.update(overrides)
+    return SimpleNamespace(**values)
+
+
+def test_only_a_settlement_known_in_advance_is_left_for_after_the_answer(settings):
+    settings.LLM_SETTLE_AFTER_RESPONSE = True
+    assert llm.settles_after_response(_call(), 50_000)  # the whole hold
+    assert llm.settles_after_response(_call(), 0)  # a release
+    assert not llm.settles_after_response(_call(), 50_001)  # above the hold: the locked path decides the charge
+    assert not llm.settles_after_response(_call(idempotency_key="k"), 1)
+    assert not llm.settles_after_response(_call(available_after_hold=None), 1)
+    assert not llm.settles_after_response(_call(hold=None), 1)
+    soon = SimpleNamespace(expires_at=timezone.now() + llm.SETTLE_MARGIN - timedelta(seconds=1))
+    assert not llm.settles_after_response(_call(hold=soon), 1)  # the expiry sweep could claim it first
+    settings.LLM_SETTLE_AFTER_RESPONSE = False
+    assert not llm.settles_after_response(_call(), 1)
+    settings.LLM_SETTLE_AFTER_RESPONSE = True
+    assert llm.promised_service(_call(), 20_000) == {"request_id": "req_x", "credits_charged": "0.02",
+                                                      "credits_available": "1.03"}
+
+
+def test_the_servers_shutdown_waits_for_the_work_left_after_responses():
+    done = []
+
+    async def main():
+        gate = asyncio.Event()
+
+        async def settlement():
+            await gate.wait()
+            done.append("settled")
+
+        views._shielded_background(settlement())
+        asyncio.get_running_loop().call_soon(gate.set)
+        await views.drain_background()
+        assert done == ["settled"]
+        await views.drain_background()  # nothing pending: returns at once
+
+    asyncio.run(main())
