@@ -4,6 +4,7 @@ The MCP app's session manager must be started by the ASGI lifespan, so this func
 of the MCP app (when there is one) and answers the server's lifespan messages itself.
 """
 
+import asyncio
 import gc
 import os
 
@@ -27,6 +28,7 @@ mcp_app = _load_mcp_app()
 # The LLM passthrough's own ASGI entry (issue 9): its routes skip Django's handler, middleware and URL
 # resolution (a fifth of the time the passthrough added); llmproxy.asgi does what the middleware does for them.
 from api import door as asgi_door  # noqa: E402
+from core import sqlite_checkpoint  # noqa: E402
 from llmproxy import asgi as llm_asgi  # noqa: E402
 from llmproxy import upstream as llm_upstream  # noqa: E402
 from llmproxy import views as llm_views  # noqa: E402
@@ -43,12 +45,16 @@ _OAUTH_PATHS = frozenset({"/.well-known/oauth-authorization-server", "/oauth/aut
 
 
 def _closing_send(send):
-    """The lifespan's `send`: before shutdown completes, the LLM passthrough's work after its responses is
-    finished (settlements, records) and its provider connections are closed."""
+    """The lifespan's `send`. Once started: SQLite checkpoints move to a thread of their own
+    (core.sqlite_checkpoint). Before shutdown completes: the LLM passthrough's work after its responses is finished
+    (settlements, records), its provider connections are closed, and the checkpointer stops."""
     async def closing(message):
-        if message["type"] == "lifespan.shutdown.complete":
+        if message["type"] == "lifespan.startup.complete":
+            sqlite_checkpoint.start()
+        elif message["type"] == "lifespan.shutdown.complete":
             await llm_views.drain_background()
             await llm_upstream.close_sessions()
+            await asyncio.to_thread(sqlite_checkpoint.stop)
         await send(message)
     return closing
 
