@@ -51,7 +51,7 @@ def _closing_send(send):
     async def closing(message):
         if message["type"] == "lifespan.startup.complete":
             sqlite_checkpoint.start()
-        elif message["type"] == "lifespan.shutdown.complete":
+        elif message["type"] in ("lifespan.shutdown.complete", "lifespan.shutdown.failed"):
             await llm_views.drain_background()
             await llm_upstream.close_sessions()
             await asyncio.to_thread(sqlite_checkpoint.stop)

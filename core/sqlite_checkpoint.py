@@ -30,7 +30,7 @@ CHECKPOINT_SECONDS = 0.5
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
-_stop = threading.Event()
+_stop: threading.Event | None = None  # the running thread's own
 
 
 def _database_path() -> str | None:
@@ -80,8 +80,9 @@ def _run(stop: threading.Event) -> None:
                         opened = current
                 if conn is not None:
                     checkpoint(conn)
-            except sqlite3.Error as exc:  # a busy or vanished file: the next round tries again
-                logger.debug("sqlite checkpoint skipped: %s", exc)
+            except Exception as exc:  # noqa: BLE001 - a busy or vanished file: the next round tries again
+                log = logger.debug if isinstance(exc, sqlite3.Error) else logger.exception
+                log("sqlite checkpoint skipped: %s", exc)
                 if conn is not None:
                     with contextlib.suppress(sqlite3.Error):
                         conn.close()
@@ -97,12 +98,12 @@ def _run(stop: threading.Event) -> None:
 def start() -> bool:
     """Take checkpoints off this process's writes (a file-backed SQLite default database only); idempotent.
     Returns whether the checkpointer runs."""
-    global _thread
+    global _thread, _stop
     if _database_path() is None:
         return False
     with _lock:
         if _thread is None:
-            _stop.clear()
+            _stop = threading.Event()
             connection_created.connect(_no_autocheckpoint, dispatch_uid="core.sqlite_checkpoint")
             _thread = threading.Thread(target=_run, args=(_stop,), name="sqlite-checkpoint", daemon=True)
             _thread.start()
@@ -110,15 +111,16 @@ def start() -> bool:
 
 
 def stop() -> None:
-    """Stop the checkpointer after one last checkpoint; connections opened from now on checkpoint themselves."""
-    global _thread
+    """Stop the checkpointer after one last checkpoint. Connections opened from now on checkpoint themselves; the
+    ones opened while it ran keep wal_autocheckpoint=0 until they close (in a server, stop runs at exit)."""
+    global _thread, _stop
     with _lock:
-        thread, _thread = _thread, None
+        thread, stop_event, _thread, _stop = _thread, _stop, None, None
         if thread is None:
             return
         connection_created.disconnect(dispatch_uid="core.sqlite_checkpoint")
-        _stop.set()
-    thread.join(timeout=10)
+        stop_event.set()
+        thread.join(timeout=10)
 
 
 def running() -> bool:

@@ -287,13 +287,24 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
     return _overhead(_headers(response, call), started, upstream_seconds)
 
 
+SETTLE_RETRIES = (0.05, 0.25, 1.0)  # seconds before each retry of a settlement that failed after its response
+
+
 async def _settle_after_response(call: services.Call, usage: dict, promised: int) -> None:
-    try:
-        service = await _finish(call=call, status="succeeded", usage=usage)
-    except Exception:  # noqa: BLE001 - the hold stays held: the expiry sweep releases it (nothing charged)
-        logger.exception("the settlement of %s after its response failed; its hold is left to the expiry sweep",
-                         call.request_id)
-        return
+    """Settle a call already answered: retried (a pool timeout, a locked SQLite file), since the client was told
+    the charge; after the last failure the hold is left to the expiry sweep (nothing charged)."""
+    for attempt, delay in enumerate((*SETTLE_RETRIES, None)):
+        try:
+            service = await _finish(call=call, status="succeeded", usage=usage)
+            break
+        except Exception:  # noqa: BLE001
+            if delay is None:
+                logger.exception("the settlement of %s after its response failed %d times; its hold is left to the "
+                                 "expiry sweep", call.request_id, attempt + 1)
+                return
+            logger.warning("the settlement of %s after its response failed; retrying", call.request_id,
+                           exc_info=True)
+            await asyncio.sleep(delay)
     if service["credits_charged"] != format_credits(promised):
         logger.error("%s was answered with a charge of %s but settled %s", call.request_id,
                      format_credits(promised), service["credits_charged"])
@@ -305,7 +316,10 @@ async def drain_background(timeout: float = 10.0) -> None:
     lifespan shutdown calls it, so an orderly stop finishes them."""
     pending = [task for task in _background if not task.done()]
     if pending:
-        await asyncio.wait(pending, timeout=timeout)
+        _, left = await asyncio.wait(pending, timeout=timeout)
+        if left:
+            logger.error("%d tasks left after responses (settlements among them) were still running after %g s of "
+                         "shutdown; their holds are left to the expiry sweep", len(left), timeout)
 
 
 # --- streaming ----------------------------------------------------------------------------------------

@@ -14,15 +14,20 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 
-def _autocheckpoint_of_a_new_connection() -> int:
-    """PRAGMA wal_autocheckpoint as a connection opened now (on a thread of its own) sees it."""
+def _autocheckpoint_of_a_new_connection(writes: int = 0) -> int:
+    """PRAGMA wal_autocheckpoint as a connection opened now (on a thread of its own) sees it, after `writes`
+    writes through that connection."""
     out = []
 
     def run():
+        from accounts.services import user_get_or_create
+
         try:
             with connection.cursor() as cursor:
                 cursor.execute("PRAGMA wal_autocheckpoint")
                 out.append(cursor.fetchone()[0])
+            for i in range(writes):
+                user_get_or_create(email=f"u{i}@example.com")
         finally:
             connections.close_all()
 
@@ -56,12 +61,8 @@ def test_while_it_runs_new_connections_leave_checkpoints_to_its_thread(checkpoin
     assert sqlite_checkpoint.start() is True and sqlite_checkpoint.running()
     assert sqlite_checkpoint.start() is True  # idempotent: still one thread
     assert [t.name for t in threading.enumerate()].count("sqlite-checkpoint") == 1
-    assert _autocheckpoint_of_a_new_connection() == 0
-
-    from accounts.services import user_get_or_create
-
-    for i in range(50):  # writes that fill the log; none of them checkpoints
-        user_get_or_create(email=f"u{i}@example.com")
+    # writes that fill the log through a connection opened now, which never checkpoints: the thread does
+    assert _autocheckpoint_of_a_new_connection(writes=50) == 0
     wait_for(lambda: any(frames > 0 and done == frames for _, frames, done in checkpoints),
              "a checkpoint of the whole log by the checkpointer")
 

@@ -26,7 +26,8 @@ CHARGE = 19_000  # fake/ok: 11 prompt + 8 completion tokens at 1 credit per 1k t
 
 @pytest.fixture
 def settle_gate(monkeypatch):
-    """The settlement waits for `gate.open` (an Event) and then appends "settled" to `gate.order`."""
+    """The settlement waits for `gate.open` (an Event) and then appends "settled" to `gate.order`; opened at the
+    end whatever happened."""
     real = billing.hold_settle_close
     gate = SimpleNamespace(open=threading.Event(), order=[])
 
@@ -38,7 +39,8 @@ def settle_gate(monkeypatch):
             gate.order.append("settled")
 
     monkeypatch.setattr(billing, "hold_settle_close", settle)
-    return gate
+    yield gate
+    gate.open.set()  # a test that failed before opening it must not leave the database thread waiting
 
 
 def _chat(live, api_key, **headers):
@@ -129,3 +131,26 @@ def test_the_servers_shutdown_waits_for_the_work_left_after_responses():
         await views.drain_background()  # nothing pending: returns at once
 
     asyncio.run(main())
+
+
+def test_a_settlement_that_fails_after_its_response_is_retried(live, api_key, workspace, fake, settings, monkeypatch):
+    settings.LLM_SETTLE_AFTER_RESPONSE = True
+    monkeypatch.setattr(views, "SETTLE_RETRIES", (0.0, 0.0))
+    real = billing.hold_settle_close
+    failures = []
+
+    def flaky(**kwargs):
+        if len(failures) < 2:
+            failures.append(kwargs["request_id"])
+            raise RuntimeError("database unavailable")
+        return real(**kwargs)
+
+    monkeypatch.setattr(billing, "hold_settle_close", flaky)
+    r = _chat(live, api_key)
+    assert r.status_code == 200, r.text
+    rid = r.json()["service"]["request_id"]
+    wait_for(lambda: Hold.objects.get(request_id=rid).status == "captured", "the settlement, third attempt")
+    assert failures == [rid, rid]
+    assert RequestRecord.objects.get(pk=rid).credits_charged_micros == CHARGE
+    acc = account(workspace)
+    assert (acc.balance_micros, acc.reserved_micros) == (START - CHARGE, 0)
