@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from django.db import close_old_connections
 
 from core import errors
-from core.money import format_credits
+from core.money import service_block
 from core.parsers import check_json_value
 from core.ratelimit import RateInfo
 from core.ratelimit import hit as ratelimit_hit
@@ -128,11 +128,7 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
                 available = billing.account_get(workspace=ctx.workspace).available_micros
             payload = {
                 "result": outcome.result,
-                "service": {
-                    "request_id": request_id,
-                    "credits_charged": format_credits(charged),
-                    "credits_available": format_credits(available),
-                },
+                "service": service_block(request_id, charged, available),
             }
         else:
             payload = outcome.result

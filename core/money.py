@@ -45,3 +45,10 @@ def credits(value: str | int | Decimal) -> int:
     if isinstance(value, int):
         return value * MICROS_PER_CREDIT
     return parse_credits(str(value), allow_negative=True)
+
+
+def service_block(request_id: str, charged_micros: int, available_micros: int) -> dict:
+    """The `service` part of the billing envelope (CONTRACT section 2): the request id, what the call charged
+    and the credits available after it, as credit strings."""
+    return {"request_id": request_id, "credits_charged": format_credits(charged_micros),
+            "credits_available": format_credits(available_micros)}

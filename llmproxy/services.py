@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts.services import key_authenticate, key_cached
 from billing import services as billing
 from core import errors
-from core.money import format_credits
+from core.money import service_block
 from core.parsers import parse_json_object
 from core.ratelimit import RateInfo
 from core.ratelimit import hit as ratelimit_hit
@@ -99,7 +99,6 @@ class Call:
     rate: RateInfo
     hold: object = None
     hold_micros: int = 0
-    available_after_hold: int | None = None  # the workspace's available balance the hold's own statement read
     prompt_estimate: int = 0
     idempotency_key: str | None = None
     replay: billing.Replay | None = None
@@ -318,7 +317,6 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
             early_start.forget(key.workspace_id)
             raise billing.insufficient_credits(workspace=key.workspace, amount=amount)
         call.hold = hold
-        call.available_after_hold = getattr(hold, "available_after_micros", None)
         _release_connection()
         return call
     except Exception as exc:
@@ -347,7 +345,7 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
 def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int = 200) -> dict:
     """Settle the hold to the exact charge of `usage` (the rest released in the same transaction), close
     the request record; returns the `service` envelope."""
-    charge = call.model.charge_for(usage["total_tokens"]) if usage else 0
+    charge = charge_of(call, usage)
     record_usage = {"model": call.model.id, **usage} if usage else None
     read_at = time.monotonic()
     with _write():
@@ -359,8 +357,7 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)
     _release_connection()
-    return {"request_id": call.request_id, "credits_charged": format_credits(charged),
-            "credits_available": format_credits(available)}
+    return service_block(call.request_id, charged, available)
 
 
 def chat_fail(*, call: Call, error: errors.DomainError) -> None:
@@ -393,12 +390,22 @@ def idempotency_store(*, call: Call, status: int, body: bytes | None, error: err
 SETTLE_MARGIN = timedelta(seconds=60)
 
 
+def charge_of(call: Call, usage: dict | None) -> int:
+    """What `usage` costs at the call's model price (nothing without usage)."""
+    return call.model.charge_for(usage["total_tokens"]) if usage else 0
+
+
+def _available_after_hold(call: Call) -> int | None:
+    """The available balance the hold's own statement read (billing.services._reserve), if it did."""
+    return getattr(call.hold, "available_after_micros", None)
+
+
 def settles_after_response(call: Call, charge: int) -> bool:
     """Whether a non-streamed call's answer may go out before its settlement commits (LLM_SETTLE_AFTER_RESPONSE):
     only when what the settlement will do is already known exactly: the charge is within the hold (so the
     claim captures it whole), the hold's own statement read the available balance, the call has no
     Idempotency-Key (a replay must be the settled body) and its hold is not about to expire."""
-    return (settings.LLM_SETTLE_AFTER_RESPONSE and call.hold is not None and call.available_after_hold is not None
+    return (settings.LLM_SETTLE_AFTER_RESPONSE and _available_after_hold(call) is not None
             and 0 <= charge <= call.hold_micros and not call.idempotency_key and call.replay is None
             and call.hold.expires_at > timezone.now() + SETTLE_MARGIN)
 
@@ -407,16 +414,19 @@ def promised_service(call: Call, charge: int) -> dict:
     """The `service` block of a call answered before its settlement (settles_after_response): its exact charge,
     and the available balance after it as of its own hold (the hold's reading, plus what the settlement
     releases of the hold); calls of the same workspace settling meanwhile are not in it."""
-    return {"request_id": call.request_id, "credits_charged": format_credits(charge),
-            "credits_available": format_credits(call.available_after_hold + call.hold_micros - charge)}
+    return service_block(call.request_id, charge, _available_after_hold(call) + call.hold_micros - charge)
+
+
+def answer_body(upstream_body: dict, service: dict) -> bytes:
+    """A non-streamed answer as the client gets it: the provider's body plus `service`."""
+    from core.verbs import dumps
+
+    return dumps({**upstream_body, "service": service})
 
 
 def chat_finish_body(*, call: Call, usage: dict, upstream_body: dict) -> bytes:
     """Non-streaming success: settle, then the upstream body plus `service`, stored for idempotent replay."""
-    from core.verbs import dumps
-
-    service = chat_finish(call=call, status="succeeded", usage=usage)
-    out = dumps({**upstream_body, "service": service})
+    out = answer_body(upstream_body, chat_finish(call=call, status="succeeded", usage=usage))
     idempotency_store(call=call, status=200, body=out)
     return out
 

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from billing import services as billing
 from core import errors
-from core.money import format_credits
+from core.money import service_block
 from core.verbs import Context, Outcome, Verb, register
 from llmproxy import metering, services, upstream
 
@@ -77,8 +77,7 @@ def run_llm_chat(ctx: Context, **body) -> Outcome:
     # result can carry `service` inside the body exactly as the REST route does.
     charged = billing.hold_settle(hold=ctx.hold, charge=charge, verb=services.VERB) if ctx.hold is not None else 0
     account = billing.account_get(workspace=ctx.workspace)
-    data["service"] = {"request_id": ctx.request_id, "credits_charged": format_credits(charged),
-                       "credits_available": format_credits(account.available_micros)}
+    data["service"] = service_block(ctx.request_id, charged, account.available_micros)
     return Outcome(result=data, charge=charged, usage={"model": model.id, **usage})
 
 

@@ -273,13 +273,11 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
         usage = metering.usage_record(call.prompt_estimate, metering.completion_estimate_of_body(data), estimated=True)
     if "model" in data:
         data["model"] = call.model.id  # the id the client asked for, not the provider's own name
-    charge = call.model.charge_for(usage["total_tokens"])
+    charge = services.charge_of(call, usage)
     if fast_path.get() and services.settles_after_response(call, charge):
         # LLM_SETTLE_AFTER_RESPONSE: the answer leaves now and the settlement follows (in the background, which
         # the server's shutdown waits for); what it will commit is exactly what the body states.
-        from core.verbs import dumps
-
-        body = dumps({**data, "service": services.promised_service(call, charge)})
+        body = services.answer_body(data, services.promised_service(call, charge))
         _shielded_background(_settle_after_response(call, usage, charge))
     else:
         body = await _shielded(_finish_body(call=call, usage=usage, upstream_body=data))

@@ -88,11 +88,16 @@ def test_otherwise_the_settlement_commits_before_the_answer_leaves(live, api_key
     assert (acc.balance_micros, acc.reserved_micros) == (START - CHARGE, 0)
 
 
+def _hold(expires_in: timedelta = timedelta(hours=1), available: int | None = 1_000_000):
+    """A hold as billing.services._reserve returns it: with the available balance its statement read, unless None."""
+    hold = SimpleNamespace(expires_at=timezone.now() + expires_in)
+    if available is not None:
+        hold.available_after_micros = available
+    return hold
+
+
 def _call(**overrides):
-    now = timezone.now()
-    hold = SimpleNamespace(expires_at=now + timedelta(hours=1))
-    values = {"hold": hold, "hold_micros": 50_000, "available_after_hold": 1_000_000, "idempotency_key": None,
-              "replay": None, "request_id": "req_x"}
+    values = {"hold": _hold(), "hold_micros": 50_000, "idempotency_key": None, "replay": None, "request_id": "req_x"}
     values.update(overrides)
     return SimpleNamespace(**values)
 
@@ -103,9 +108,9 @@ def test_only_a_settlement_known_in_advance_is_left_for_after_the_answer(setting
     assert llm.settles_after_response(_call(), 0)  # a release
     assert not llm.settles_after_response(_call(), 50_001)  # above the hold: the locked path decides the charge
     assert not llm.settles_after_response(_call(idempotency_key="k"), 1)
-    assert not llm.settles_after_response(_call(available_after_hold=None), 1)
+    assert not llm.settles_after_response(_call(hold=_hold(available=None)), 1)
     assert not llm.settles_after_response(_call(hold=None), 1)
-    soon = SimpleNamespace(expires_at=timezone.now() + llm.SETTLE_MARGIN - timedelta(seconds=1))
+    soon = _hold(expires_in=llm.SETTLE_MARGIN - timedelta(seconds=1))
     assert not llm.settles_after_response(_call(hold=soon), 1)  # the expiry sweep could claim it first
     settings.LLM_SETTLE_AFTER_RESPONSE = False
     assert not llm.settles_after_response(_call(), 1)
