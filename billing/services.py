@@ -199,11 +199,22 @@ def hold_release(*, hold: Hold) -> None:
     hold_settle(hold=hold, charge=0)
 
 
+# What the record of a request that never settled says once the sweep has released its hold.
+ABANDONED = {"code": "internal", "message": "The request did not finish (the server stopped before settling it); its "
+             "hold was released when it expired and nothing was charged."}
+
+
 def holds_release_expired() -> int:
-    """Release holds whose request crashed before settling (periodic task)."""
+    """Release holds whose request crashed before settling (periodic task), and close those requests' records
+    that are still `in_progress` as failed (`internal`, nothing charged): GET /v1/requests/:id then tells the
+    truth instead of `in_progress` forever. Only a hold this sweep claimed closes its record (a settlement
+    that won the claim closes its own)."""
     released = 0
     for hold in Hold.objects.filter(status=Hold.Status.HELD, expires_at__lte=timezone.now())[:1000]:
         hold_release(hold=hold)
+        if hold.status == Hold.Status.RELEASED:
+            RequestRecord.objects.filter(pk=hold.request_id, status=RequestRecord.Status.IN_PROGRESS).update(
+                status=RequestRecord.Status.FAILED, error=ABANDONED, completed_at=timezone.now())
         released += 1
     if released:
         logger.warning("released %d expired holds", released)

@@ -66,6 +66,37 @@ def test_expired_holds_are_released(workspace, settings):
     assert CreditAccount.objects.get(pk=workspace.pk).reserved_micros == 0
 
 
+def test_the_sweep_closes_the_records_of_requests_that_never_settled(workspace, settings):
+    import time_machine
+    from django.utils import timezone
+
+    from billing.models import RequestRecord
+
+    settings.HOLD_TTL_SECONDS = 60
+    crashed = services.request_open_with_hold(request_id="req_crashed", workspace=workspace, verb="llm.chat",
+                                              amount=10_000_000)
+    settled = services.request_open_with_hold(request_id="req_settled", workspace=workspace, verb="llm.chat",
+                                              amount=10_000_000)
+    services.hold_settle_close(hold=settled, charge=4_000_000, workspace=workspace, request_id="req_settled",
+                               status="succeeded", http_status=200, verb="llm.chat")
+    # A hold whose record was already closed (a settlement that failed after closing it, say) keeps its record.
+    closed = services.request_open_with_hold(request_id="req_closed", workspace=workspace, verb="llm.chat",
+                                             amount=10_000_000)
+    RequestRecord.objects.filter(pk="req_closed").update(status="interrupted", http_status=499)
+    with time_machine.travel(timezone.now() + timezone.timedelta(seconds=61)):
+        assert services.holds_release_expired() == 2
+    record = RequestRecord.objects.get(pk="req_crashed")
+    assert (record.status, record.http_status, record.credits_charged_micros) == ("failed", None, 0)
+    assert record.error["code"] == "internal" and record.completed_at is not None
+    assert RequestRecord.objects.get(pk="req_settled").status == "succeeded"
+    assert RequestRecord.objects.get(pk="req_closed").status == "interrupted"
+    crashed.refresh_from_db()
+    closed.refresh_from_db()
+    assert crashed.status == closed.status == Hold.Status.RELEASED
+    acc = CreditAccount.objects.get(pk=workspace.pk)
+    assert (acc.balance_micros, acc.reserved_micros) == (296_000_000, 0)
+
+
 def test_grant_with_external_ref_happens_once(workspace):
     assert services.credits_grant(workspace=workspace, amount=1_000_000, kind="topup", external_ref="evt_1")
     assert services.credits_grant(workspace=workspace, amount=1_000_000, kind="topup", external_ref="evt_1") is None
