@@ -567,9 +567,9 @@ LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
 # A non-streamed LLM call's answer leaves before its settlement commits (the settlement follows at once, in the
 # background): the body states exactly the charge the settlement commits, and the available balance after it as
 # of the call's own hold. A crash in between leaves the hold to the expiry sweep (the charge is lost, in the
-# customer's favour); a read right after the answer may still show the hold instead of the charge. Default off,
-# pending the product owner's decision (issue 20; docs/llm.md, bench/RESULTS.md eleventh session).
-LLM_SETTLE_AFTER_RESPONSE = env_bool("LLM_SETTLE_AFTER_RESPONSE", False)
+# customer's favour, and the sweep closes its record as failed); a read right after the answer may still show the
+# hold instead of the charge. Default on (issue 20; docs/llm.md, bench/RESULTS.md eleventh and twelfth sessions).
+LLM_SETTLE_AFTER_RESPONSE = env_bool("LLM_SETTLE_AFTER_RESPONSE", True)
 
 # --- sending (issue 17): Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---
 # A provider's "Connect" button shows only when its client id is set. Defaults are the providers' real endpoints.

@@ -14,7 +14,7 @@ import pytest
 from billing import services as billing
 from billing.models import Hold, RequestRecord
 from llmproxy import services as llm
-from tests.llmproxy.test_live import HELLO, START, account, sse, wait_for
+from tests.llmproxy.test_live import HELLO, START, account, settled, sse, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,7 +56,8 @@ def _drain(fake):
 def _chat(live, api_key, fake, stream: bool, **extra):
     _drain(fake)
     body = {"model": "fake/ok", "messages": HELLO, "stream": stream, **extra}
-    return httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"}, json=body, timeout=30)
+    return settled(httpx.post(f"{live}/v1/llm/chat", headers={"Authorization": f"Bearer {api_key}"}, json=body,
+                              timeout=30))
 
 
 def _charged(resp, stream: bool) -> str:

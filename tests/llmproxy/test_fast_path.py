@@ -16,6 +16,7 @@ from billing import services as billing
 from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
 from core import errors
 from llmproxy.views import OVERHEAD_HEADER
+from tests.llmproxy.test_live import settled
 
 HELLO = [{"role": "user", "content": "hello there world"}]
 
@@ -41,7 +42,8 @@ def _envelope(resp, status, code):
 def test_llm_routes_bypass_django_and_keep_request_id_rate_headers_and_security_headers(live, api_key, monkeypatch):
     _no_django(monkeypatch)
     auth = {"Authorization": f"Bearer {api_key}"}
-    r = httpx.post(f"{live}/v1/llm/chat/completions", json={"model": "fake/ok", "messages": HELLO}, headers=auth)
+    r = settled(httpx.post(f"{live}/v1/llm/chat/completions", json={"model": "fake/ok", "messages": HELLO},
+                           headers=auth))
     assert r.status_code == 200, r.text
     body = r.json()
     assert r.headers["X-Request-Id"] == body["service"]["request_id"]

@@ -42,6 +42,16 @@ def wait_for(predicate, what, timeout=15.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def settled(resp=None):
+    """Wait until the live server's work after its responses is done: a non-streamed call's settlement follows
+    its answer (LLM_SETTLE_AFTER_RESPONSE, the default), so a test reading balances or records waits for it.
+    Returns `resp`."""
+    from llmproxy import views
+
+    wait_for(lambda: not list(views._background), "the work after the responses (settlements)")
+    return resp
+
+
 def sse(lines):
     out = []
     for line in lines:
@@ -63,7 +73,7 @@ def test_openai_client_create_and_stream_each_model(live, api_key, workspace):
 
 def _create_and_stream(live, api_key, workspace, model, charged, micros, spent):
     c = client(live, api_key)
-    raw = c.chat.completions.with_raw_response.create(model=model, messages=HELLO)
+    raw = settled(c.chat.completions.with_raw_response.create(model=model, messages=HELLO))
     done = raw.parse()
     assert done.choices[0].message.content == "echo: hello there world"
     assert done.model == model  # the id the client asked for, not the upstream's own name (issue 14.9)
