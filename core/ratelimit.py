@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 
 WINDOW = 60
 
@@ -38,22 +36,33 @@ class RateInfo:
         return h
 
 
-_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_shared: tuple | None = None  # (the CACHES["default"] entry it was built from, its backend, its redis client or None)
 
 
-def _redis():
-    """The redis client behind Django's RedisCache, or None for any other cache backend. One client object per
-    cache backend (Django's `get_client` builds a new one on every call, over the same pool: 70 us a request)."""
+def _backend():
+    """(backend, redis client or None): ONE cache backend object per process, built from CACHES["default"] (and
+    rebuilt when that setting is replaced, as tests do). Not `caches["default"]`: Django keeps cache backends per
+    context (asgiref Local), so code run in a copied context (the API door's worker threads, each request under
+    Django's ASGI handler) got a new RedisCache object each call, hence a new connection pool and a new TCP
+    connection to Redis per request: 1.2 ms of a metered call's 1.5 ms rate-limit hit on PostgreSQL + Redis
+    (bench/RESULTS.md, twelfth session). A redis client is safe to share between threads (its pool)."""
+    global _shared
     from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 
-    backend = caches["default"]
-    if not isinstance(backend, RedisCache):
-        return None
-    client = _clients.get(backend)
-    if client is None:
-        client = _clients[backend] = backend._cache.get_client(write=True)
-    return backend, client
+    conf = settings.CACHES["default"]
+    shared = _shared
+    if shared is None or shared[0] is not conf:
+        backend = caches.create_connection("default")
+        client = backend._cache.get_client(write=True) if isinstance(backend, RedisCache) else None
+        shared = _shared = (conf, backend, client)
+    return shared[1], shared[2]
+
+
+def _redis():
+    """(backend, client) when the cache is Redis, else None."""
+    backend, client = _backend()
+    return None if client is None else (backend, client)
 
 
 # KEYS[1]: the subject's hash; ARGV: now (s), window (s), limit. Returns {allowed, total, oldest second or -1}.
@@ -103,9 +112,10 @@ def _local_counts(subject: str, now_s: int, delta: int) -> dict[int, int]:
     """The process-local window of `subject` ({second: count}) after adding `delta` to this second's bucket."""
     key = f"rl:{subject}"
     with _local_lock:
-        window = {s: c for s, c in (cache.get(key) or {}).items() if s > now_s - WINDOW}
+        local = _backend()[0]
+        window = {s: c for s, c in (local.get(key) or {}).items() if s > now_s - WINDOW}
         window[now_s] = window.get(now_s, 0) + delta
-        cache.set(key, window, timeout=WINDOW + 5)
+        local.set(key, window, timeout=WINDOW + 5)
     return window
 
 
