@@ -114,6 +114,13 @@ async def read_body(receive, limit: int) -> bytes | None:
 
 
 async def _send_response(send, request: Request, response) -> None:
+    try:
+        await _send(send, request, response)
+    finally:  # sent, or the client went away: work left for after the response (a settlement) runs either way
+        _after_send(response)
+
+
+async def _send(send, request: Request, response) -> None:
     global _extra_headers
     if _extra_headers is None:
         _extra_headers = security_headers()
@@ -332,7 +339,18 @@ def _run_verb(request: Request, verb):
         else:
             query = request.GET
             raw = {name: query[name] for name in verb.query if name in query}
-        return http_response(execute(verb, ctx=ctx, raw=raw, idempotency_key=request.headers.get("Idempotency-Key")))
+        later = []  # SETTLE_AFTER_RESPONSE: the settlement the pipeline leaves for after the response
+        try:
+            response = http_response(execute(
+                verb, ctx=ctx, raw=raw, idempotency_key=request.headers.get("Idempotency-Key"),
+                settle_later=later.append if settings.SETTLE_AFTER_RESPONSE else None))
+        except BaseException:
+            for settle in later:  # the answer will not be the one it promised: settle now all the same
+                settle()
+            raise
+        if later:
+            response.after_send = later[0]  # run by _send_response once the response is out
+        return response
     except Exception as exc:  # noqa: BLE001 - refusals before the pipeline (key, body) and anything unexpected
         if not isinstance(exc, errors.DomainError):
             logger.error("unhandled exception (request_id=%s) on %s %s", request.request_id, request.method,
@@ -340,11 +358,63 @@ def _run_verb(request: Request, verb):
         return errors.error_response(exc, request)
 
 
+# The settlements that follow their answers (SETTLE_AFTER_RESPONSE): kept referenced until their thread is done,
+# and waited for by the server's lifespan shutdown (drain_background).
+_background: set[asyncio.Future] = set()
+
+
+def _settle_in_background(fn) -> None:
+    """Run `fn` (a settlement, sync) on an API thread, in the background."""
+    future = asyncio.ensure_future(run_in_api_thread(fn))
+    _background.add(future)
+    future.add_done_callback(_background.discard)
+
+
+def _after_send(response) -> None:
+    """Start the work a response leaves for after it is sent (`response.after_send`), once."""
+    after = getattr(response, "after_send", None)
+    if after is not None:
+        response.after_send = None
+        _settle_in_background(after)
+
+
+def _after_unsent(work: asyncio.Future) -> None:
+    """A view cancelled (client gone) while its verb ran: its settlement still runs once the verb is done."""
+    if not work.cancelled() and work.exception() is None:
+        _after_send(work.result())
+
+
 async def _verb_view(request: Request, verb):
-    response = await run_in_api_thread(_run_verb, request, verb)
+    work = asyncio.ensure_future(run_in_api_thread(_run_verb, request, verb))
+    try:
+        response = await asyncio.shield(work)
+    except asyncio.CancelledError:
+        _background.add(work)  # (the shutdown's drain waits for it and the settlement it starts)
+        work.add_done_callback(_background.discard)
+        work.add_done_callback(_after_unsent)
+        raise
     if not response.has_header("Allow"):
         response["Allow"] = _allow.get(verb.path, verb.method)
     return response
+
+
+async def drain(futures, timeout: float, what: str) -> None:
+    """Wait (at most `timeout` seconds) for `futures` (a set of work a process runs after its responses, which
+    may grow while it is waited for: a finished verb starting its settlement); log what is left."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while pending := [future for future in futures if not future.done()]:
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            logger.error("%d %s were still running after %g s of shutdown; their holds are left to the expiry "
+                         "sweep", len(pending), what, timeout)
+            return
+        await asyncio.wait(pending, timeout=left)
+
+
+async def drain_background(timeout: float = 10.0) -> None:
+    """Wait for the settlements that follow their answers; the server's lifespan shutdown calls it, so an orderly
+    stop finishes them."""
+    await drain(_background, timeout, "verb settlements after their answers")
 
 
 async def verb_app(scope, receive, send, view, kwargs) -> None:

@@ -5,14 +5,17 @@ lives above them, not in `core` (the kernel imports no domain app).
 `execute` does, in order: rate limit -> scope -> idempotency begin (replay or 409) -> validate input -> open the
 request record and place the hold in one statement (402 if short) -> run -> settle the hold to the exact charge,
 close the request record and read the balance back in one statement -> store the idempotent result -> render
-`{"result", "service"}`. A request refused after the idempotency step is recorded as failed, as before.
+`{"result", "service"}`. Through the API door (SETTLE_AFTER_RESPONSE) a call whose settlement is known exactly is
+answered before that settlement, which follows as soon as the response is out. A request refused after the idempotency step is recorded as failed, as before.
 It never raises: every outcome, errors included, is a `VerbResponse` carrying the exact bytes to send.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -52,8 +55,52 @@ def _error_response(exc: errors.DomainError, request_id: str, rate: RateInfo | N
 
 
 # --- the pipeline -----------------------------------------------------------------------------------
+def _settle(verb: Verb, ctx: Context, outcome, request_id: str) -> tuple[int, int]:
+    """Settle the hold to the exact charge, close the request record and read the balance back: one statement
+    (PostgreSQL), one transaction (SQLite). Returns (charged, available)."""
+    from billing import services as billing
+
+    return billing.hold_settle_close(hold=ctx.hold, charge=outcome.charge, workspace=ctx.workspace,
+                                     request_id=request_id, status="succeeded", http_status=outcome.status,
+                                     verb=verb.name, usage=outcome.usage, writes=outcome.writes)
+
+
+def _settle_after_answer(verb: Verb, ctx: Context, outcome, request_id: str) -> None:
+    """The settlement of a call already answered (SETTLE_AFTER_RESPONSE), run by the door once the response is
+    out: retried (a pool
+    timeout, a locked SQLite file), since the client was told the charge; after the last failure the hold is
+    left to the expiry sweep (nothing charged, the record closed as failed)."""
+    from billing import services as billing
+
+    fresh = [obj for obj in outcome.writes if obj.pk is None]
+    for attempt, delay in enumerate((*billing.SETTLE_RETRIES, None)):
+        try:
+            charged, _ = _settle(verb, ctx, outcome, request_id)
+        except Exception:  # noqa: BLE001
+            close_old_connections()
+            for obj in fresh:  # a rolled-back ORM insert (SQLite) left its id on the instance: not reused
+                obj.pk, obj._state.adding = None, True
+            if delay is None:
+                logger.exception("the settlement of %s after its answer failed %d times; its hold is left to the "
+                                 "expiry sweep", request_id, attempt + 1)
+                return
+            logger.warning("the settlement of %s after its answer failed; retrying", request_id, exc_info=True)
+            time.sleep(delay)
+            continue
+        if charged != outcome.charge:
+            logger.error("%s was answered with a charge of %d micro-credits but settled %d", request_id,
+                         outcome.charge, charged)
+        return
+
+
 def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = None,
-            idempotency_key: str | None = None) -> VerbResponse:
+            idempotency_key: str | None = None,
+            settle_later: Callable[[Callable[[], None]], None] | None = None) -> VerbResponse:
+    """Run `verb` for `ctx` (see the module's docstring). `settle_later` (the API door, SETTLE_AFTER_RESPONSE):
+    when what the settlement will commit is known exactly (billing.services.promised_available) and the call has
+    no Idempotency-Key, the response is returned before the settlement, which is handed to `settle_later` as a
+    function to run (on a database thread) once the response is out."""
+    from billing import ledger_sql
     from billing import services as billing
 
     rate: RateInfo | None = None
@@ -112,16 +159,24 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
         if outcome.charge and ctx.hold is None:
             raise RuntimeError(f"verb {verb.name} charged {outcome.charge} without a hold")
         available = None
+        if outcome.writes and not ledger_sql.insertable(outcome.writes):
+            ledger_sql.save_all(outcome.writes)  # rows the settlement's statement cannot write: written now
+            outcome.writes = ()
+        if record_open and settle_later is not None and verb.envelope and not idem_claimed:
+            promised = billing.promised_available(ctx.hold, outcome.charge)
+            if promised is not None:
+                response = VerbResponse(
+                    status=outcome.status, request_id=request_id, headers=rate.headers() if rate else {},
+                    body=dumps({"result": outcome.result,
+                                "service": service_block(request_id, outcome.charge, promised)}))
+                settle_later(functools.partial(_settle_after_answer, verb, ctx, outcome, request_id))
+                return response
         if record_open:
-            # settle, close the record and read the balance back: one statement (PostgreSQL), one transaction
-            charged, available = billing.hold_settle_close(
-                hold=ctx.hold, charge=outcome.charge, workspace=ctx.workspace, request_id=request_id,
-                status="succeeded", http_status=outcome.status, verb=verb.name, usage=outcome.usage)
+            charged, available = _settle(verb, ctx, outcome, request_id)
             record_open = False
-        elif ctx.hold is not None:
-            charged = billing.hold_settle(hold=ctx.hold, charge=outcome.charge, verb=verb.name)
         else:
-            charged = 0
+            ledger_sql.save_all(outcome.writes)  # no request record to settle with: the verb's rows are written now
+            charged = billing.hold_settle(hold=ctx.hold, charge=outcome.charge, verb=verb.name) if ctx.hold else 0
 
         if verb.envelope:
             if available is None:

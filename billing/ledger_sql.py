@@ -213,8 +213,16 @@ def _close_set(with_usage: bool) -> str:
     return sets + (", usage = %(usage)s" if with_usage else "")
 
 
+# The record is closed by whoever claims the hold, or (no hold, or the claim lost) only if still in progress: a late
+# settlement never reopens a record the expiry sweep closed as failed.
+_OPEN_OR_CLAIMED = " AND (status = %(in_progress)s OR EXISTS (SELECT 1 FROM claim))"
+
+
 @cache
-def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = False) -> str:
+def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = False,
+                       writes: tuple[str, ...] = ()) -> str:
+    """The settlement as one statement; `writes`: the INSERT ... SELECT CTE bodies of a verb's result rows
+    (`_inserts`), run only when this statement claims the hold (or there is none)."""
     t = _tables()
     ctes = [_ASYNC_CTE] if async_commit else []
     ctes += [
@@ -226,9 +234,10 @@ def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = 
         f"charged AS (SELECT COALESCE((SELECT %(charge)s FROM claim), "
         f"(SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s), 0) AS v)",
     ]
+    ctes += [f"w{n} AS ({body} WHERE %(hold)s IS NULL OR EXISTS (SELECT 1 FROM claim))" for n, body in enumerate(writes)]
     if with_close:
         ctes.append(f"rec AS (UPDATE {t['record']} SET {_close_set(with_usage)}, "
-                    "credits_charged_micros = (SELECT v FROM charged) WHERE id = %(rid)s)")
+                    f"credits_charged_micros = (SELECT v FROM charged) WHERE id = %(rid)s{_OPEN_OR_CLAIMED})")
     # `(SELECT 1 FROM nosync)` runs the set_config before the statement's result is complete.
     extra = ", (SELECT 1 FROM nosync)" if async_commit else ""
     return ("WITH " + ", ".join(ctes) + f" SELECT (SELECT count(*) FROM claim), (SELECT v FROM charged){extra}, "
@@ -236,12 +245,46 @@ def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = 
             f"(SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s))")
 
 
+def insertable(objs) -> bool:
+    """Whether `_inserts` can write `objs` as Model.save would: plain models (no multi-table inheritance), values
+    that are values (no expressions or database defaults)."""
+    return all(not obj._meta.parents and not any(hasattr(getattr(obj, f.attname), "resolve_expression")
+                                                for f in obj._meta.local_concrete_fields)
+               for obj in objs)
+
+
+def _inserts(objs) -> tuple[tuple[str, ...], dict]:
+    """The `INSERT ... SELECT` bodies writing `objs` (unsaved model instances that are `insertable`; an automatic
+    primary key is left to the database, generated columns to their expression, as Model.save does) and their
+    parameters. No save signals are sent and the instances' primary keys stay unset."""
+    bodies, params = [], {}
+    quote = connection.ops.quote_name
+    for n, obj in enumerate(objs):
+        meta = obj._meta
+        fields = [f for f in meta.local_concrete_fields
+                  if not getattr(f, "generated", False) and (obj.pk is not None or f is not meta.auto_field)]
+        names = [f"w{n}_{i}" for i in range(len(fields))]
+        bodies.append(f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+                      f"SELECT {', '.join(f'%({name})s' for name in names)}")
+        params.update({name: f.get_db_prep_save(f.pre_save(obj, True), connection)
+                       for name, f in zip(names, fields, strict=True)})
+    return tuple(bodies), params
+
+
+def save_all(objs) -> None:
+    """Insert `objs` (unsaved model instances) with the ORM, inside the caller's transaction."""
+    for obj in objs:
+        obj.save(force_insert=True)
+
+
 def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb: str, memo: str,
-           close: dict | None, async_commit: bool = False) -> tuple[bool, int, int | None]:
+           close: dict | None, async_commit: bool = False, writes=()) -> tuple[bool, int, int | None]:
     """Capture `charge` (at most the hold's amount) and release the rest, once: the claim, then the same
     account move and ledger entry as `post` (no entry for a release); with `close`, close the request record
-    with what was charged. Returns (claimed, charged, available after) — available is None on SQLite without
-    `close` (nobody reads it there)."""
+    with what was charged (unless it lost the claim and the record is no longer in progress); `writes` (unsaved
+    model instances: a verb's result rows, `insertable`) are inserted by the same statement (PostgreSQL) or
+    transaction (elsewhere) when this settlement claims the hold (or there is none). Returns (claimed, charged,
+    available after) — available is None on SQLite without `close` (nobody reads it there)."""
     rid = close["id"] if close is not None else (hold.request_id if hold is not None else "")
     params = _post_params(account_id=account_id, kind=CHARGE, amount=-charge,
                           reserved_delta=-hold.amount_micros if hold is not None else 0, request_id=rid, verb=verb,
@@ -253,13 +296,19 @@ def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb
         params.update(rstatus=close["status"], http=close["http_status"],
                       error=_db(RequestRecord, "error", close.get("error")),
                       usage=_db(RequestRecord, "usage", close.get("usage")))
+    params["in_progress"] = IN_PROGRESS
     with connection.cursor() as cursor:
         if _single_statement():
-            cursor.execute(_settle_sql_single(close is not None, with_usage, async_commit), params)
+            bodies, extra = _inserts(writes)
+            params.update(extra)
+            cursor.execute(_settle_sql_single(close is not None, with_usage, async_commit, bodies), params)
             row = cursor.fetchone()
             claimed, charged, available = row[0], row[1], row[-1]
             return bool(claimed), int(charged), available
-        return _settle_steps(cursor, hold, params, close is not None, with_usage)
+        settled = _settle_steps(cursor, hold, params, close is not None, with_usage)
+    if settled[0] or hold is None:  # the rows commit with the charge: only the claimer writes them
+        save_all(writes)
+    return settled
 
 
 def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
@@ -275,8 +324,9 @@ def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
         cursor.execute(f"SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s", params)
         charged = cursor.fetchone()[0]
     if with_close:
+        guard = "" if claimed else " AND status = %(in_progress)s"  # (_OPEN_OR_CLAIMED)
         cursor.execute(f"UPDATE {t['record']} SET {_close_set(with_usage)}, credits_charged_micros = %(charged)s "
-                       "WHERE id = %(rid)s", {**params, "charged": charged})
+                       f"WHERE id = %(rid)s{guard}", {**params, "charged": charged})
         if available is None:
             cursor.execute(f"SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s",
                            params)

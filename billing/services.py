@@ -155,14 +155,14 @@ def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> i
 
 
 def _settle_within_hold(*, hold: Hold, charge: int, verb: str = "", memo: str = "", close: dict | None = None,
-                        account_id=None, async_commit: bool = False) -> tuple[int, int | None]:
+                        account_id=None, async_commit: bool = False, writes=()) -> tuple[int, int | None]:
     """hold_settle for charge <= hold (optionally closing the request record too): one statement on
     PostgreSQL, a few in one transaction on SQLite (billing.ledger_sql). Returns (charged, available)."""
     now = timezone.now()
     status = Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED
     claimed, charged, available = ledger_sql.settle(
         hold=hold, account_id=hold.account_id if hold is not None else account_id, charge=charge, status=status,
-        now=now, verb=verb, memo=memo, close=close, async_commit=async_commit)
+        now=now, verb=verb, memo=memo, close=close, async_commit=async_commit, writes=writes)
     if claimed:
         hold.status, hold.captured_micros, hold.resolved_at = status, charge, now
     return charged, available
@@ -248,23 +248,45 @@ def request_open_with_hold(*, request_id: str, workspace: Workspace, verb: str, 
                         async_commit=async_commit)
 
 
+# SETTLE_AFTER_RESPONSE: a hold this close to its expiry could be released by the sweep before the settlement
+# claims it, so such a call (one that ran nearly HOLD_TTL_SECONDS) settles before it answers.
+SETTLE_MARGIN = timedelta(seconds=60)
+SETTLE_RETRIES = (0.05, 0.25, 1.0)  # seconds before each retry of a settlement that failed after its answer
+
+
+def promised_available(hold: Hold | None, charge: int) -> int | None:
+    """When a settlement of `hold` to `charge` may follow the answer (SETTLE_AFTER_RESPONSE, both doors): the
+    available balance to state, as of the call's own hold (the hold's own reading plus what the settlement will
+    release of it; calls of the same workspace settling meanwhile are not in it). None when the answer must wait
+    for the settlement: the setting is off, there is no hold or the hold's statement read no balance, the charge
+    is above the hold (the locked path decides what is taken) or the hold is about to expire."""
+    available = getattr(hold, "available_after_micros", None)
+    if (not settings.SETTLE_AFTER_RESPONSE or available is None or not 0 <= charge <= hold.amount_micros
+            or hold.expires_at <= timezone.now() + SETTLE_MARGIN):
+        return None
+    return available + hold.amount_micros - charge
+
+
 def hold_settle_close(*, hold: Hold | None, charge: int, workspace: Workspace, request_id: str, status: str,
                       http_status: int, verb: str = "", usage: dict | None = None,
-                      error: dict | None = None, async_commit: bool = False) -> tuple[int, int]:
+                      error: dict | None = None, async_commit: bool = False, writes=()) -> tuple[int, int]:
     """`hold_settle` + `request_close` + the available balance afterwards, at once (one statement on
     PostgreSQL, one transaction on SQLite). Returns (charged, available_micros). `async_commit`: as for
-    `request_open_with_hold`."""
+    `request_open_with_hold`. `writes`: unsaved model instances (a verb's result rows, Outcome.writes) inserted
+    in the same statement or transaction, so they commit with the charge or not at all."""
     if charge < 0:
         raise ValueError("charge must not be negative")
     close = {"id": request_id, "status": status, "http_status": http_status, "error": error, "usage": usage}
     if hold is None or charge <= hold.amount_micros:
         with ledger_sql.atomic():
             charged, available = _settle_within_hold(hold=hold, charge=charge, verb=verb, close=close,
-                                                     account_id=workspace.pk, async_commit=async_commit)
+                                                     account_id=workspace.pk, async_commit=async_commit,
+                                                     writes=writes)
         return charged, available
     with transaction.atomic(savepoint=False):
         if async_commit:
             ledger_sql.async_commit_local()
+        ledger_sql.save_all(writes)
         charged = _settle_above_hold(hold=hold, charge=charge, verb=verb, memo="")
         request_close(request_id=request_id, status=status, http_status=http_status, charged=charged, usage=usage,
                       error=error)

@@ -564,12 +564,14 @@ LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)
 # before both are confirmed; a refusal abandons the provider request (402 or 429, nothing charged). Default on:
 # measured in bench/RESULTS.md (ninth and tenth sessions).
 LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
-# A non-streamed LLM call's answer leaves before its settlement commits (the settlement follows at once, in the
-# background): the body states exactly the charge the settlement commits, and the available balance after it as
-# of the call's own hold. A crash in between leaves the hold to the expiry sweep (the charge is lost, in the
-# customer's favour, and the sweep closes its record as failed); a read right after the answer may still show the
-# hold instead of the charge. Default on (issue 20; docs/llm.md, bench/RESULTS.md eleventh and twelfth sessions).
-LLM_SETTLE_AFTER_RESPONSE = env_bool("LLM_SETTLE_AFTER_RESPONSE", True)
+# A metered call's answer (a REST verb, a non-streamed LLM call) leaves before its settlement commits when what
+# the settlement will commit is known exactly (billing.services.promised_available); the settlement follows at
+# once on the same thread (verbs) or in the background (LLM). The body states exactly the charge the settlement
+# commits, and the available balance after it as of the call's own hold. A crash in between leaves the hold to
+# the expiry sweep (the charge is lost, in the customer's favour, and the sweep closes the record as failed); a
+# read right after the answer may still show the hold instead of the charge. Issue 20; docs/llm.md, README,
+# bench/RESULTS.md eleventh and twelfth sessions.
+SETTLE_AFTER_RESPONSE = env_bool("SETTLE_AFTER_RESPONSE", True)
 
 # --- sending (issue 17): Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---
 # A provider's "Connect" button shows only when its client id is set. Defaults are the providers' real endpoints.

@@ -39,6 +39,9 @@ class Outcome:
     charge: int = 0
     usage: dict | None = None
     status: int = 200
+    # Unsaved model instances (the verb's result rows) the pipeline inserts in the settlement's own statement
+    # (PostgreSQL) or transaction: they commit with the charge or not at all, and cost no round trip of their own.
+    writes: tuple = ()
 
 
 @dataclass

@@ -10,11 +10,9 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.utils import timezone
 
 from accounts.services import key_authenticate, key_cached
 from billing import services as billing
@@ -385,36 +383,20 @@ def idempotency_store(*, call: Call, status: int, body: bytes | None, error: err
                                  store=errors.idempotency_replayable(error.code if error else None))
 
 
-# A hold this close to its expiry could be released by the sweep before the settlement claims it: such a call (a
-# provider that took nearly HOLD_TTL_SECONDS) settles first.
-SETTLE_MARGIN = timedelta(seconds=60)
-
-
 def charge_of(call: Call, usage: dict | None) -> int:
     """What `usage` costs at the call's model price (nothing without usage)."""
     return call.model.charge_for(usage["total_tokens"]) if usage else 0
 
 
-def _available_after_hold(call: Call) -> int | None:
-    """The available balance the hold's own statement read (billing.services._reserve), if it did."""
-    return getattr(call.hold, "available_after_micros", None)
-
-
-def settles_after_response(call: Call, charge: int) -> bool:
-    """Whether a non-streamed call's answer may go out before its settlement commits (LLM_SETTLE_AFTER_RESPONSE):
-    only when what the settlement will do is already known exactly: the charge is within the hold (so the
-    claim captures it whole), the hold's own statement read the available balance, the call has no
-    Idempotency-Key (a replay must be the settled body) and its hold is not about to expire."""
-    return (settings.LLM_SETTLE_AFTER_RESPONSE and _available_after_hold(call) is not None
-            and 0 <= charge <= call.hold_micros and not call.idempotency_key and call.replay is None
-            and call.hold.expires_at > timezone.now() + SETTLE_MARGIN)
-
-
-def promised_service(call: Call, charge: int) -> dict:
-    """The `service` block of a call answered before its settlement (settles_after_response): its exact charge,
-    and the available balance after it as of its own hold (the hold's reading, plus what the settlement
-    releases of the hold); calls of the same workspace settling meanwhile are not in it."""
-    return service_block(call.request_id, charge, _available_after_hold(call) + call.hold_micros - charge)
+def promised_service(call: Call, charge: int) -> dict | None:
+    """The `service` block of a non-streamed call answered before its settlement commits (SETTLE_AFTER_RESPONSE):
+    its exact charge and the available balance billing.services.promised_available states; None when the answer
+    must wait for the settlement (that function says when, and a call with an Idempotency-Key always waits: a
+    replay must be the settled body)."""
+    if call.idempotency_key or call.replay is not None:
+        return None
+    available = billing.promised_available(call.hold, charge)
+    return None if available is None else service_block(call.request_id, charge, available)
 
 
 def answer_body(upstream_body: dict, service: dict) -> bytes:

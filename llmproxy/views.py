@@ -21,6 +21,7 @@ from django.db import connection
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from billing import services as billing
 from core import errors
 from core.money import format_credits
 from llmproxy import catalog, metering, services, upstream
@@ -274,10 +275,11 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
     if "model" in data:
         data["model"] = call.model.id  # the id the client asked for, not the provider's own name
     charge = services.charge_of(call, usage)
-    if fast_path.get() and services.settles_after_response(call, charge):
-        # LLM_SETTLE_AFTER_RESPONSE: the answer leaves now and the settlement follows (in the background, which
+    promised = services.promised_service(call, charge) if fast_path.get() else None
+    if promised is not None:
+        # SETTLE_AFTER_RESPONSE: the answer leaves now and the settlement follows (in the background, which
         # the server's shutdown waits for); what it will commit is exactly what the body states.
-        body = services.answer_body(data, services.promised_service(call, charge))
+        body = services.answer_body(data, promised)
         _shielded_background(_settle_after_response(call, usage, charge))
     else:
         body = await _shielded(_finish_body(call=call, usage=usage, upstream_body=data))
@@ -285,13 +287,10 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
     return _overhead(_headers(response, call), started, upstream_seconds)
 
 
-SETTLE_RETRIES = (0.05, 0.25, 1.0)  # seconds before each retry of a settlement that failed after its response
-
-
 async def _settle_after_response(call: services.Call, usage: dict, promised: int) -> None:
     """Settle a call already answered: retried (a pool timeout, a locked SQLite file), since the client was told
     the charge; after the last failure the hold is left to the expiry sweep (nothing charged)."""
-    for attempt, delay in enumerate((*SETTLE_RETRIES, None)):
+    for attempt, delay in enumerate((*billing.SETTLE_RETRIES, None)):
         try:
             service = await _finish(call=call, status="succeeded", usage=usage)
             break
@@ -310,14 +309,11 @@ async def _settle_after_response(call: services.Call, usage: dict, promised: int
 
 async def drain_background(timeout: float = 10.0) -> None:
     """Wait (at most `timeout` seconds) for the work this process runs after its responses: settlements
-    (LLM_SETTLE_AFTER_RESPONSE), interrupted calls' records, the ends of provider streams. The server's
+    (SETTLE_AFTER_RESPONSE), interrupted calls' records, the ends of provider streams. The server's
     lifespan shutdown calls it, so an orderly stop finishes them."""
-    pending = [task for task in _background if not task.done()]
-    if pending:
-        _, left = await asyncio.wait(pending, timeout=timeout)
-        if left:
-            logger.error("%d tasks left after responses (settlements among them) were still running after %g s of "
-                         "shutdown; their holds are left to the expiry sweep", len(left), timeout)
+    from api.door import drain
+
+    await drain(_background, timeout, "tasks left after responses (settlements among them)")
 
 
 # --- streaming ----------------------------------------------------------------------------------------

@@ -119,6 +119,51 @@ def make_api(db):
     return _make
 
 
+@pytest.fixture
+def settle_gate(monkeypatch):
+    """SETTLE_AFTER_RESPONSE tests: the settlement (billing.services.hold_settle_close) waits for `gate.open` (an
+    Event) and then appends "settled" to `gate.order`; opened at the end whatever happened, so no server thread is
+    left waiting."""
+    import threading
+    from types import SimpleNamespace
+
+    from billing import services as billing
+
+    real = billing.hold_settle_close
+    gate = SimpleNamespace(open=threading.Event(), order=[])
+
+    def settle(**kwargs):
+        assert gate.open.wait(30)
+        try:
+            return real(**kwargs)
+        finally:
+            gate.order.append("settled")
+
+    monkeypatch.setattr(billing, "hold_settle_close", settle)
+    yield gate
+    gate.open.set()
+
+
+@pytest.fixture
+def flaky_settlement(monkeypatch):
+    """The first two settlements fail (their request ids are appended to the returned list), the next succeed; no
+    wait between retries (billing.services.SETTLE_RETRIES)."""
+    from billing import services as billing
+
+    real = billing.hold_settle_close
+    failures = []
+
+    def flaky(**kwargs):
+        if len(failures) < 2:
+            failures.append(kwargs["request_id"])
+            raise RuntimeError("database unavailable")
+        return real(**kwargs)
+
+    monkeypatch.setattr(billing, "SETTLE_RETRIES", (0.0, 0.0))
+    monkeypatch.setattr(billing, "hold_settle_close", flaky)
+    return failures
+
+
 def pytest_terminal_summary(terminalreporter):
     """Name the optional peers (Dovecot, Chromium, PostgreSQL, Redis) this run skipped, and why (issue 14)."""
     from tests.peers import skip_reason, summarize

@@ -367,7 +367,13 @@ def spenders(cluster: Cluster, *, n: int = 100, affordable: int = 37) -> dict:
     elapsed = time.perf_counter() - t0
     by = collections.Counter((status, code) for _, status, code in results)
     per_process = collections.Counter((proc, status) for proc, status, _ in results)
-    money = cluster.django_call("money_report", workspace_id=ws["workspace_id"])
+    # each answered call's settlement follows its answer (SETTLE_AFTER_RESPONSE): read once none is pending
+    deadline = time.monotonic() + 60
+    while True:
+        money = cluster.django_call("money_report", workspace_id=ws["workspace_id"])
+        if money["open_holds"] == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     return {"n": n, "affordable": affordable, "outcomes": {f"{s} {c}".strip(): k for (s, c), k in by.items()},
             "succeeded": sum(k for (s, _), k in by.items() if s == 200), "per_process": dict(per_process),
             "money": money, "seconds": round(elapsed, 2)}

@@ -49,8 +49,8 @@ def record_delivery_evidence(*, email: str, source: str, workspace=None, observe
     return DeliveryEvidence.objects.get(email=key, source=source, workspace=workspace)
 
 
-def _store(res: engine.Result, *, workspace, request_id: str) -> Verification:
-    return Verification.objects.create(
+def _row(res: engine.Result, *, workspace, request_id: str) -> Verification:
+    return Verification(
         email=res.key or selectors.email_key(res.email)[:320], domain=res.domain, status=res.status,
         reason=res.reason, mx_host=res.mx_host, is_catch_all_domain=res.is_catch_all_domain,
         is_disposable=res.is_disposable, is_role_account=res.is_role_account,
@@ -66,10 +66,12 @@ def _reusable(key: str) -> Verification | None:
     return selectors.latest_verification(email=key, max_age=timedelta(seconds=seconds))
 
 
-def verification_run(*, email: str, workspace=None, request_id: str = "", reuse: bool = True) -> Verification:
+def verification_run(*, email: str, workspace=None, request_id: str = "", reuse: bool = True,
+                     store: bool = True) -> Verification:
     """Verify `email` and store the result. A conclusive result younger than VERIFIER_REUSE_SECONDS is reused
     (the MX hosts are not asked again), except that a catch-all address is upgraded to `catch_all_valid` as
-    soon as evidence of delivery exists. Returns the stored (or reused) row."""
+    soon as evidence of delivery exists. Returns the stored (or reused) row; with `store=False` a new result is
+    returned unsaved (`pk` None), for the caller to write (verify_email: with its settlement, Outcome.writes)."""
     if reuse:
         parsed = engine.parse_address(email)
         key = parsed[2] if parsed else ""
@@ -81,7 +83,10 @@ def verification_run(*, email: str, workspace=None, request_id: str = "", reuse:
             else:
                 return row
     res = engine.verify(email, memory=DatabaseMemory())
-    return _store(res, workspace=workspace, request_id=request_id)
+    row = _row(res, workspace=workspace, request_id=request_id)
+    if store:
+        row.save(force_insert=True)
+    return row
 
 
 def result_payload(row: Verification, *, email: str) -> dict:

@@ -40,9 +40,11 @@ class VerificationResultOut(serializers.Serializer):
 
 
 def run_verify_email(ctx, *, email: str) -> Outcome:
-    row = services.verification_run(email=email, workspace=ctx.workspace, request_id=ctx.request_id)
+    row = services.verification_run(email=email, workspace=ctx.workspace, request_id=ctx.request_id, store=False)
     charge = 0 if row.status == Status.UNKNOWN else PRICE
-    return Outcome(result=services.result_payload(row, email=email), charge=charge)
+    # a new result is written with the settlement (one statement on PostgreSQL), a reused one is already stored
+    return Outcome(result=services.result_payload(row, email=email), charge=charge,
+                   writes=(row,) if row.pk is None else ())
 
 
 verify_email = register(Verb(

@@ -25,7 +25,7 @@ def server(api_key, monkeypatch):
 
     calls = []
     real = asgi_door._run_verb
-    monkeypatch.setattr(asgi_door, "_run_verb", lambda request, verb: calls.append(verb.name) or real(request, verb))
+    monkeypatch.setattr(asgi_door, "_run_verb", lambda request, verb, *early: calls.append(verb.name) or real(request, verb, *early))
     srv, thread, port = serve_in_thread(application, lifespan="on")
     try:
         yield f"http://127.0.0.1:{port}", calls

@@ -44,11 +44,13 @@ def wait_for(predicate, what, timeout=15.0):
 
 def settled(resp=None):
     """Wait until the live server's work after its responses is done: a non-streamed call's settlement follows
-    its answer (LLM_SETTLE_AFTER_RESPONSE, the default), so a test reading balances or records waits for it.
+    its answer (SETTLE_AFTER_RESPONSE, the default), so a test reading balances or records waits for it.
     Returns `resp`."""
+    from api import door
     from llmproxy import views
 
-    wait_for(lambda: not list(views._background), "the work after the responses (settlements)")
+    wait_for(lambda: not list(views._background) and not list(door._background),
+             "the work after the responses (settlements)")
     return resp
 
 

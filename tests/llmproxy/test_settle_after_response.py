@@ -1,10 +1,8 @@
-"""LLM_SETTLE_AFTER_RESPONSE: a non-streamed call's answer leaves before its settlement commits, stating exactly
+"""SETTLE_AFTER_RESPONSE: a non-streamed call's answer leaves before its settlement commits, stating exactly
 what the settlement then commits; off (the default), the settlement commits first. Served live (uvicorn,
 config.asgi) against the fake upstream over HTTP. The order is observed, not timed: the settlement is held at
 an Event that the test sets only once it has the answer (or never needs to)."""
 
-import asyncio
-import threading
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -16,31 +14,11 @@ from billing import services as billing
 from billing.models import Hold, LedgerEntry, RequestRecord
 from core.money import format_credits
 from llmproxy import services as llm
-from llmproxy import views
 from tests.llmproxy.test_live import HELLO, START, account, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CHARGE = 19_000  # fake/ok: 11 prompt + 8 completion tokens at 1 credit per 1k tokens
-
-
-@pytest.fixture
-def settle_gate(monkeypatch):
-    """The settlement waits for `gate.open` (an Event) and then appends "settled" to `gate.order`; opened at the
-    end whatever happened."""
-    real = billing.hold_settle_close
-    gate = SimpleNamespace(open=threading.Event(), order=[])
-
-    def settle(**kwargs):
-        assert gate.open.wait(30)
-        try:
-            return real(**kwargs)
-        finally:
-            gate.order.append("settled")
-
-    monkeypatch.setattr(billing, "hold_settle_close", settle)
-    yield gate
-    gate.open.set()  # a test that failed before opening it must not leave the database thread waiting
 
 
 def _chat(live, api_key, **headers):
@@ -50,7 +28,7 @@ def _chat(live, api_key, **headers):
 
 def test_on_the_answer_leaves_first_and_the_settlement_commits_what_it_stated(live, api_key, workspace, fake,
                                                                                settings, settle_gate):
-    settings.LLM_SETTLE_AFTER_RESPONSE = True
+    settings.SETTLE_AFTER_RESPONSE = True
     r = _chat(live, api_key)  # returns while the settlement is still held at the gate
     settle_gate.order.append("response")
     assert r.status_code == 200, r.text
@@ -77,7 +55,7 @@ def test_on_the_answer_leaves_first_and_the_settlement_commits_what_it_stated(li
                          ids=["off", "idempotent"])
 def test_otherwise_the_settlement_commits_before_the_answer_leaves(live, api_key, workspace, fake, settings,
                                                                    settle_gate, setting, headers):
-    settings.LLM_SETTLE_AFTER_RESPONSE = setting
+    settings.SETTLE_AFTER_RESPONSE = setting
     settle_gate.open.set()
     r = _chat(live, api_key, **headers)
     settle_gate.order.append("response")
@@ -90,7 +68,7 @@ def test_otherwise_the_settlement_commits_before_the_answer_leaves(live, api_key
 
 def _hold(expires_in: timedelta = timedelta(hours=1), available: int | None = 1_000_000):
     """A hold as billing.services._reserve returns it: with the available balance its statement read, unless None."""
-    hold = SimpleNamespace(expires_at=timezone.now() + expires_in)
+    hold = SimpleNamespace(expires_at=timezone.now() + expires_in, amount_micros=50_000)
     if available is not None:
         hold.available_after_micros = available
     return hold
@@ -103,59 +81,33 @@ def _call(**overrides):
 
 
 def test_only_a_settlement_known_in_advance_is_left_for_after_the_answer(settings):
-    settings.LLM_SETTLE_AFTER_RESPONSE = True
-    assert llm.settles_after_response(_call(), 50_000)  # the whole hold
-    assert llm.settles_after_response(_call(), 0)  # a release
-    assert not llm.settles_after_response(_call(), 50_001)  # above the hold: the locked path decides the charge
-    assert not llm.settles_after_response(_call(idempotency_key="k"), 1)
-    assert not llm.settles_after_response(_call(hold=_hold(available=None)), 1)
-    assert not llm.settles_after_response(_call(hold=None), 1)
-    soon = _hold(expires_in=llm.SETTLE_MARGIN - timedelta(seconds=1))
-    assert not llm.settles_after_response(_call(hold=soon), 1)  # the expiry sweep could claim it first
-    settings.LLM_SETTLE_AFTER_RESPONSE = False
-    assert not llm.settles_after_response(_call(), 1)
-    settings.LLM_SETTLE_AFTER_RESPONSE = True
+    def after(call, charge):
+        return llm.promised_service(call, charge) is not None
+
+    settings.SETTLE_AFTER_RESPONSE = True
+    assert after(_call(), 50_000)  # the whole hold
+    assert after(_call(), 0)  # a release
+    assert not after(_call(), 50_001)  # above the hold: the locked path decides the charge
+    assert not after(_call(idempotency_key="k"), 1)
+    assert not after(_call(hold=_hold(available=None)), 1)
+    assert not after(_call(hold=None), 1)
+    soon = _hold(expires_in=billing.SETTLE_MARGIN - timedelta(seconds=1))
+    assert not after(_call(hold=soon), 1)  # the expiry sweep could claim it first
+    settings.SETTLE_AFTER_RESPONSE = False
+    assert not after(_call(), 1)
+    settings.SETTLE_AFTER_RESPONSE = True
     assert llm.promised_service(_call(), 20_000) == {"request_id": "req_x", "credits_charged": "0.02",
                                                       "credits_available": "1.03"}
 
 
-def test_the_servers_shutdown_waits_for_the_work_left_after_responses():
-    done = []
-
-    async def main():
-        gate = asyncio.Event()
-
-        async def settlement():
-            await gate.wait()
-            done.append("settled")
-
-        views._shielded_background(settlement())
-        asyncio.get_running_loop().call_soon(gate.set)
-        await views.drain_background()
-        assert done == ["settled"]
-        await views.drain_background()  # nothing pending: returns at once
-
-    asyncio.run(main())
-
-
-def test_a_settlement_that_fails_after_its_response_is_retried(live, api_key, workspace, fake, settings, monkeypatch):
-    settings.LLM_SETTLE_AFTER_RESPONSE = True
-    monkeypatch.setattr(views, "SETTLE_RETRIES", (0.0, 0.0))
-    real = billing.hold_settle_close
-    failures = []
-
-    def flaky(**kwargs):
-        if len(failures) < 2:
-            failures.append(kwargs["request_id"])
-            raise RuntimeError("database unavailable")
-        return real(**kwargs)
-
-    monkeypatch.setattr(billing, "hold_settle_close", flaky)
+def test_a_settlement_that_fails_after_its_response_is_retried(live, api_key, workspace, fake, settings,
+                                                               flaky_settlement):
+    settings.SETTLE_AFTER_RESPONSE = True
     r = _chat(live, api_key)
     assert r.status_code == 200, r.text
     rid = r.json()["service"]["request_id"]
     wait_for(lambda: Hold.objects.get(request_id=rid).status == "captured", "the settlement, third attempt")
-    assert failures == [rid, rid]
+    assert flaky_settlement == [rid, rid]
     assert RequestRecord.objects.get(pk=rid).credits_charged_micros == CHARGE
     acc = account(workspace)
     assert (acc.balance_micros, acc.reserved_micros) == (START - CHARGE, 0)
