@@ -226,6 +226,12 @@ def request_open(*, request_id: str, workspace: Workspace, verb: str, api_key=No
     return RequestRecord.objects.create(id=request_id, workspace=workspace, verb=verb, api_key=api_key, channel=channel)
 
 
+def request_delete(*, request_id: str) -> None:
+    """Forget a request record (a call refused by the rate limit after its record was opened: refused hits are
+    never recorded). The usage rollups follow (their trigger)."""
+    RequestRecord.objects.filter(pk=request_id).delete()
+
+
 def request_close(*, request_id: str, status: str, http_status: int, charged: int = 0, error: dict | None = None,
                   usage: dict | None = None) -> None:
     fields = {"status": status, "http_status": http_status, "credits_charged_micros": charged, "error": error,

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
+from redis.exceptions import NoScriptError
 
 WINDOW = 60
 
@@ -94,12 +95,17 @@ return {1, total, oldest}
 _script = None  # one redis Script (its SHA1; loaded into the server on first NOSCRIPT), run with any client
 
 
-def _redis_hit(backend, client, subject: str, now_s: int, limit: int) -> tuple[bool, int, int | None]:
-    """(allowed, total in the window counting this request, oldest counted second) in one round trip."""
+def _script_for(client):
     global _script
     script = _script
-    if script is None:  # Django's cache hands out a new client object per call (same pool): keep one Script
+    if script is None:  # one Script object (its SHA1), usable with any client
         script = _script = client.register_script(_HIT_SCRIPT)
+    return script
+
+
+def _redis_hit(backend, client, subject: str, now_s: int, limit: int) -> tuple[bool, int, int | None]:
+    """(allowed, total in the window counting this request, oldest counted second) in one round trip."""
+    script = _script_for(client)
     allowed, total, oldest = script(keys=[backend.make_and_validate_key(f"rl:{subject}")],
                                     args=[now_s, WINDOW, limit], client=client)
     return bool(allowed), int(total), (int(oldest) if int(oldest) >= 0 else None)
@@ -119,6 +125,28 @@ def _local_counts(subject: str, now_s: int, delta: int) -> dict[int, int]:
     return window
 
 
+def _local_hit(subject: str, now_s: int, limit: int) -> tuple[bool, int, int | None]:
+    counts = _local_counts(subject, now_s, 1)
+    total = 0
+    oldest = None
+    for s in range(now_s - WINDOW + 1, now_s + 1):
+        c = counts.get(s) or 0
+        if c and oldest is None:
+            oldest = s
+        total += c
+    allowed = total <= limit
+    if not allowed:
+        _local_counts(subject, now_s, -1)
+    return allowed, total, oldest
+
+
+def _info(allowed: bool, total: int, oldest: int | None, now_s: int, limit: int) -> RateInfo:
+    reset = (oldest + WINDOW - now_s) if oldest is not None else 0
+    if not allowed:
+        return RateInfo(limit=limit, remaining=0, reset=max(1, reset), allowed=False)
+    return RateInfo(limit=limit, remaining=max(0, limit - total), reset=max(0, reset), allowed=True)
+
+
 def hit(subject: str, *, limit: int | None = None, now: float | None = None) -> RateInfo:
     limit = settings.RATE_LIMIT_PER_MINUTE if limit is None else limit
     now_s = int(now if now is not None else time.time())
@@ -126,18 +154,66 @@ def hit(subject: str, *, limit: int | None = None, now: float | None = None) -> 
     if redis is not None:
         allowed, total, oldest = _redis_hit(*redis, subject, now_s, limit)
     else:
-        counts = _local_counts(subject, now_s, 1)
-        total = 0
-        oldest = None
-        for s in range(now_s - WINDOW + 1, now_s + 1):
-            c = counts.get(s) or 0
-            if c and oldest is None:
-                oldest = s
-            total += c
-        allowed = total <= limit
-        if not allowed:
-            _local_counts(subject, now_s, -1)
-    reset = (oldest + WINDOW - now_s) if oldest is not None else 0
-    if not allowed:
-        return RateInfo(limit=limit, remaining=0, reset=max(1, reset), allowed=False)
-    return RateInfo(limit=limit, remaining=max(0, limit - total), reset=max(0, reset), allowed=True)
+        allowed, total, oldest = _local_hit(subject, now_s, limit)
+    return _info(allowed, total, oldest, now_s, limit)
+
+
+class PendingHit:
+    """A hit whose request has left (`hit_start`) and whose answer is read by `result()`, so that the round trip to
+    Redis overlaps other work of the same thread (the LLM door's hold statement). `result()` must be called (or
+    `close()`): until then the Redis connection is kept out of its pool."""
+
+    def __init__(self, subject: str, limit: int | None, now: float | None):
+        self.subject = subject
+        self.limit = settings.RATE_LIMIT_PER_MINUTE if limit is None else limit
+        self.now_s = int(now if now is not None else time.time())
+        self._conn = self._pool = self._info = None
+        redis = _redis()
+        if redis is None:
+            self._info = _info(*_local_hit(subject, self.now_s, self.limit), self.now_s, self.limit)
+            return
+        backend, client = redis
+        script = _script_for(client)
+        pool = client.connection_pool
+        conn = pool.get_connection()
+        try:
+            conn.send_command("EVALSHA", script.sha, 1, backend.make_and_validate_key(f"rl:{subject}"), self.now_s,
+                              WINDOW, self.limit)
+        except BaseException:
+            pool.release(conn)
+            raise
+        self._conn, self._pool, self._script, self._backend, self._client = conn, pool, script, backend, client
+
+    def result(self) -> RateInfo:
+        if self._info is not None:
+            return self._info
+        conn, self._conn = self._conn, None
+        try:
+            allowed, total, oldest = conn.read_response()
+        except NoScriptError:  # (the server lost its scripts: a restart) the plain call loads it again
+            self._pool.release(conn)
+            conn = None
+            allowed, total, oldest = self._script(
+                keys=[self._backend.make_and_validate_key(f"rl:{self.subject}")],
+                args=[self.now_s, WINDOW, self.limit], client=self._client)
+        except BaseException:
+            conn.disconnect()  # its answer may still come: never hand it to the next user of the pool
+            raise
+        finally:
+            if conn is not None:
+                self._pool.release(conn)
+        oldest = int(oldest)
+        self._info = _info(bool(allowed), int(total), oldest if oldest >= 0 else None, self.now_s, self.limit)
+        return self._info
+
+    def close(self) -> None:
+        """Give the connection back without reading the answer (the hit still counts)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.disconnect()
+            self._pool.release(conn)
+
+
+def hit_start(subject: str, *, limit: int | None = None, now: float | None = None) -> PendingHit:
+    """`hit` in two halves: the request leaves now, `.result()` reads the answer (the same script, the same counts)."""
+    return PendingHit(subject, limit, now)

@@ -21,6 +21,7 @@ from core.money import service_block
 from core.parsers import parse_json_object
 from core.ratelimit import RateInfo
 from core.ratelimit import hit as ratelimit_hit
+from core.ratelimit import hit_start as ratelimit_hit_start
 from llmproxy import catalog, metering
 
 logger = logging.getLogger(__name__)
@@ -270,23 +271,26 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
     allowance for the workspace covers it (EarlyStart, LLM_EARLY_START): the caller may send the provider
     request meanwhile, and must wait for this function's return (the hold placed, the same Call with
     `hold` set) or its refusal before anything reaches the client. `admitted`: a call `admit` let start
-    before this step (its provider request already sent): only the rate-limit hit and the hold are left."""
-    rate = key = None
+    before this step (its provider request already sent): only the rate-limit hit and the hold are left, run at
+    once (the hit's answer is read after the hold statement; a refused hit undoes the hold: nothing recorded)."""
+    rate = key = pending = None
     record_open = idem_claimed = past_idempotency = False
     hold = None
     try:
         key = admitted.api_key if admitted is not None else key_authenticate(
             authorization=authorization, cache_seconds=settings.API_KEY_CACHE_SECONDS)
         read_at = time.monotonic()
-        rate = ratelimit_hit(f"key:{key.pk}")
-        early_start.learn_rate(key.pk, rate, read_at)
-        if not rate.allowed:
-            raise errors.RateLimited()
         if admitted is not None:
+            # The rate-limit hit's request leaves now and its answer is read once the hold is placed: the two
+            # round trips (Redis, the database) overlap on this one thread. A refusal then undoes the hold.
+            pending = ratelimit_hit_start(f"key:{key.pk}")
             call = admitted
-            call.rate = rate
             past_idempotency = True  # (it has no Idempotency-Key)
         else:
+            rate = ratelimit_hit(f"key:{key.pk}")
+            early_start.learn_rate(key.pk, rate, read_at)
+            if not rate.allowed:
+                raise errors.RateLimited()
             body = parse_json_object(raw_body, content_type)
             stream = body.get("stream") is True
             if idempotency_key is not None and not stream:
@@ -306,11 +310,26 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
                 early(call)
         amount = call.hold_micros
         # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
-        with _write():
-            hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,
-                                                  amount=amount, api_key=key, channel=channel,
-                                                  async_commit=settings.LLM_ASYNC_COMMIT)
+        try:
+            with _write():
+                hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,
+                                                      amount=amount, api_key=key, channel=channel,
+                                                      async_commit=settings.LLM_ASYNC_COMMIT)
+        except BaseException:
+            if pending is not None:
+                pending.close()
+            raise
         record_open = True
+        if pending is not None:
+            rate = call.rate = pending.result()
+            early_start.learn_rate(key.pk, rate, read_at)
+            if not rate.allowed:  # as if the call never came in, as a refused hit always is: nothing recorded
+                with _write():
+                    if hold is not None:
+                        billing.hold_release(hold=hold)
+                    billing.request_delete(request_id=request_id)
+                hold, record_open, past_idempotency = None, False, False
+                raise errors.RateLimited()
         if amount > 0 and hold is None:
             early_start.forget(key.workspace_id)
             raise billing.insufficient_credits(workspace=key.workspace, amount=amount)

@@ -73,3 +73,29 @@ def test_shared_by_two_processes_through_redis(settings):
     out, _ = child.communicate(timeout=60)
     assert child.returncode == 0
     assert mine + int(out.strip()) == 300
+
+
+def test_a_hit_in_two_halves_counts_and_answers_as_a_hit_does(settings):
+    """hit_start: the request leaves at once and `.result()` reads the answer later (the LLM door overlaps it with
+    its hold statement); the same script and counts as `hit`, on Redis and in process memory alike."""
+    settings.RATE_LIMIT_PER_MINUTE = 3
+    t = 3_000_000.0
+    first = ratelimit.hit_start("halves", now=t)
+    second = ratelimit.hit_start("halves", now=t + 1)  # two requests in flight at once
+    assert (first.result().remaining, second.result().remaining) == (2, 1)
+    assert first.result() is first.result()  # read once
+    assert ratelimit.hit("halves", now=t + 2).allowed
+    refused = ratelimit.hit_start("halves", now=t + 3).result()
+    assert not refused.allowed and refused.reset == 57 and refused.remaining == 0
+    unread = ratelimit.hit_start("halves-closed", now=t)
+    unread.close()  # given back unread: it still counted
+    assert ratelimit.hit("halves-closed", now=t).remaining == 1
+
+
+@pytest.mark.skipif(not dj_settings.REDIS_URL, reason="the script cache is Redis's (runs in the PostgreSQL + Redis CI pass)")
+def test_a_hit_in_two_halves_survives_a_redis_that_lost_its_scripts(settings):
+    settings.RATE_LIMIT_PER_MINUTE = 3
+    ratelimit.hit("noscript", now=4_000_000.0)  # the script is loaded
+    ratelimit._backend()[1].script_flush()  # as after a Redis restart
+    assert ratelimit.hit_start("noscript", now=4_000_001.0).result().remaining == 1  # loaded again, counted once
+    assert ratelimit.hit("noscript", now=4_000_002.0).remaining == 0

@@ -41,6 +41,8 @@ def hold_probe(monkeypatch, fake):
         if Probe.release is not None:
             assert Probe.release.wait(30)
         Probe.seen.append(fake.arrived.acquire(timeout=Probe.wait))
+        if Probe.seen[-1]:
+            fake.arrived.release()  # the rate probe may look for the same arrival
         return real(**kwargs)
 
     monkeypatch.setattr(billing, "request_open_with_hold", hold)
@@ -171,19 +173,28 @@ def test_the_allowance_is_taken_by_each_early_call_and_refreshed_by_settlements(
 @pytest.fixture
 def rate_probe(monkeypatch, fake):
     """Wrap the rate-limit hit as hold_probe wraps the hold: `probe.seen` gets, per hit, whether the provider
-    already had the request."""
-    real = llm.ratelimit_hit
+    already had the request (an admitted call's hit is started beside its hold: `ratelimit_hit_start`)."""
+    real, real_start = llm.ratelimit_hit, llm.ratelimit_hit_start
 
     class Probe:
         seen: list[bool] = []
 
-    def hit(subject, **kwargs):
-        Probe.seen.append(fake.arrived.acquire(timeout=0.5))
-        if Probe.seen[-1]:
+    def arrived() -> bool:
+        seen = fake.arrived.acquire(timeout=0.5)
+        if seen:
             fake.arrived.release()  # the hold probe looks for the same arrival
+        return seen
+
+    def hit(subject, **kwargs):
+        Probe.seen.append(arrived())
         return real(subject, **kwargs)
 
+    def hit_start(subject, **kwargs):
+        Probe.seen.append(arrived())
+        return real_start(subject, **kwargs)
+
     monkeypatch.setattr(llm, "ratelimit_hit", hit)
+    monkeypatch.setattr(llm, "ratelimit_hit_start", hit_start)
     Probe.seen = []
     return Probe
 
@@ -218,8 +229,9 @@ def test_a_stale_rate_allowance_meets_the_limit_429_nothing_recorded_and_the_nex
     assert refused.json()["error"]["code"] == "rate_limited" and int(refused.headers["Retry-After"]) >= 1
     assert rate_probe.seen == [False, True]  # the provider had the request: abandoned
     assert len(fake.requests) == before + 1
-    assert hold_probe.seen == [False]  # no hold was placed for it
+    assert hold_probe.seen == [False, True]  # its hold was placed while the hit's answer came, then released
     assert RequestRecord.objects.filter(workspace=workspace).count() == 1  # a rate-limited call is not recorded
+    assert not Hold.objects.filter(status="held").exists()
     acc = account(workspace)
     assert (acc.balance_micros, acc.reserved_micros) == (START - CHARGE, 0)
 
