@@ -6,7 +6,8 @@ lives above them, not in `core` (the kernel imports no domain app).
 request record and place the hold in one statement (402 if short) -> run -> settle the hold to the exact charge,
 close the request record and read the balance back in one statement -> store the idempotent result -> render
 `{"result", "service"}`. Through the API door (SETTLE_AFTER_RESPONSE) a call whose settlement is known exactly is
-answered before that settlement, which follows as soon as the response is out. A request refused after the idempotency step is recorded as failed, as before.
+answered before that settlement, which follows as soon as the response is out. A request refused after the
+idempotency step is recorded as failed, as before.
 It never raises: every outcome, errors included, is a `VerbResponse` carrying the exact bytes to send.
 """
 
@@ -67,9 +68,8 @@ def _settle(verb: Verb, ctx: Context, outcome, request_id: str) -> tuple[int, in
 
 def _settle_after_answer(verb: Verb, ctx: Context, outcome, request_id: str) -> None:
     """The settlement of a call already answered (SETTLE_AFTER_RESPONSE), run by the door once the response is
-    out: retried (a pool
-    timeout, a locked SQLite file), since the client was told the charge; after the last failure the hold is
-    left to the expiry sweep (nothing charged, the record closed as failed)."""
+    out: retried (a pool timeout, a locked SQLite file), since the client was told the charge; after the last
+    failure the hold is left to the expiry sweep (nothing charged, the record closed as failed)."""
     from billing import services as billing
 
     fresh = [obj for obj in outcome.writes if obj.pk is None]

@@ -566,7 +566,7 @@ LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)
 LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
 # A metered call's answer (a REST verb, a non-streamed LLM call) leaves before its settlement commits when what
 # the settlement will commit is known exactly (billing.services.promised_available); the settlement follows at
-# once on the same thread (verbs) or in the background (LLM). The body states exactly the charge the settlement
+# once, on an API thread once the response is sent (verbs) or in the background (LLM). The body states exactly the charge the settlement
 # commits, and the available balance after it as of the call's own hold. A crash in between leaves the hold to
 # the expiry sweep (the charge is lost, in the customer's favour, and the sweep closes the record as failed); a
 # read right after the answer may still show the hold instead of the charge. Issue 20; docs/llm.md, README,

@@ -103,12 +103,16 @@ def _script_for(client):
     return script
 
 
+def _reply(reply) -> tuple[bool, int, int | None]:
+    """The script's answer as (allowed, total in the window counting this request, oldest counted second)."""
+    allowed, total, oldest = (int(v) for v in reply)
+    return bool(allowed), total, (oldest if oldest >= 0 else None)
+
+
 def _redis_hit(backend, client, subject: str, now_s: int, limit: int) -> tuple[bool, int, int | None]:
-    """(allowed, total in the window counting this request, oldest counted second) in one round trip."""
-    script = _script_for(client)
-    allowed, total, oldest = script(keys=[backend.make_and_validate_key(f"rl:{subject}")],
-                                    args=[now_s, WINDOW, limit], client=client)
-    return bool(allowed), int(total), (int(oldest) if int(oldest) >= 0 else None)
+    """(allowed, total, oldest counted second) in one round trip."""
+    return _reply(_script_for(client)(keys=[backend.make_and_validate_key(f"rl:{subject}")],
+                                      args=[now_s, WINDOW, limit], client=client))
 
 
 _local_lock = threading.Lock()
@@ -173,37 +177,33 @@ class PendingHit:
             self._info = _info(*_local_hit(subject, self.now_s, self.limit), self.now_s, self.limit)
             return
         backend, client = redis
-        script = _script_for(client)
         pool = client.connection_pool
         conn = pool.get_connection()
         try:
-            conn.send_command("EVALSHA", script.sha, 1, backend.make_and_validate_key(f"rl:{subject}"), self.now_s,
-                              WINDOW, self.limit)
+            conn.send_command("EVALSHA", _script_for(client).sha, 1, backend.make_and_validate_key(f"rl:{subject}"),
+                              self.now_s, WINDOW, self.limit)
         except BaseException:
             pool.release(conn)
             raise
-        self._conn, self._pool, self._script, self._backend, self._client = conn, pool, script, backend, client
+        self._conn, self._pool, self._backend, self._client = conn, pool, backend, client
 
     def result(self) -> RateInfo:
         if self._info is not None:
             return self._info
         conn, self._conn = self._conn, None
         try:
-            allowed, total, oldest = conn.read_response()
+            counted = _reply(conn.read_response())
         except NoScriptError:  # (the server lost its scripts: a restart) the plain call loads it again
             self._pool.release(conn)
             conn = None
-            allowed, total, oldest = self._script(
-                keys=[self._backend.make_and_validate_key(f"rl:{self.subject}")],
-                args=[self.now_s, WINDOW, self.limit], client=self._client)
+            counted = _redis_hit(self._backend, self._client, self.subject, self.now_s, self.limit)
         except BaseException:
             conn.disconnect()  # its answer may still come: never hand it to the next user of the pool
             raise
         finally:
             if conn is not None:
                 self._pool.release(conn)
-        oldest = int(oldest)
-        self._info = _info(bool(allowed), int(total), oldest if oldest >= 0 else None, self.now_s, self.limit)
+        self._info = _info(*counted, self.now_s, self.limit)
         return self._info
 
     def close(self) -> None:
