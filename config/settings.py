@@ -471,6 +471,21 @@ GOOGLE_WORKSPACE_TOKEN_URL = env("GOOGLE_WORKSPACE_TOKEN_URL", "https://oauth2.g
 GOOGLE_WORKSPACE_DIRECTORY_URL = env("GOOGLE_WORKSPACE_DIRECTORY_URL", "https://admin.googleapis.com/admin/directory/v1")
 GOOGLE_WORKSPACE_SITE_VERIFICATION_URL = env("GOOGLE_WORKSPACE_SITE_VERIFICATION_URL",
                                              "https://www.googleapis.com/siteVerification/v1")
+# Microsoft 365 mailboxes (SENDING_PROVIDER=microsoft365 or setup_sending provider "microsoft", docs/sending.md):
+# an Entra app registration (client credentials) with Graph and Exchange Online application permissions; domains
+# are registered and their DNS written by the registrar.
+MICROSOFT365_TENANT_ID = env("MICROSOFT365_TENANT_ID", "")
+MICROSOFT365_CLIENT_ID = env("MICROSOFT365_CLIENT_ID", "")
+MICROSOFT365_CLIENT_SECRET = env("MICROSOFT365_CLIENT_SECRET", "")
+MICROSOFT365_LICENSE_SKU = env("MICROSOFT365_LICENSE_SKU", "")
+MICROSOFT365_USAGE_LOCATION = env("MICROSOFT365_USAGE_LOCATION", "US")
+MICROSOFT365_REGISTRAR = env("MICROSOFT365_REGISTRAR", "namecheap")
+MICROSOFT365_DMARC_RUA = env("MICROSOFT365_DMARC_RUA", "")
+MICROSOFT365_REFERENCE_ATTRIBUTE = env("MICROSOFT365_REFERENCE_ATTRIBUTE", "extensionAttribute15")
+MICROSOFT365_DELETE_GRACE_DAYS = env_int("MICROSOFT365_DELETE_GRACE_DAYS", 30)
+MICROSOFT365_TIMEOUT_SECONDS = env_int("MICROSOFT365_TIMEOUT_SECONDS", 30)
+MICROSOFT365_TOKEN_URL = env("MICROSOFT365_TOKEN_URL", "")  # empty: login.microsoftonline.com/<tenant>/oauth2/v2.0/token
+MICROSOFT365_GRAPH_URL = env("MICROSOFT365_GRAPH_URL", "https://graph.microsoft.com/v1.0")
 
 # --- replies (issue 8): IMAP poll of live mailboxes, classification sweeper ------------------------------------
 # Every SCHEDULER_TICK_SECONDS each active mailbox with IMAP details is polled (sandbox mailboxes get replies over

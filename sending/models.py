@@ -169,6 +169,9 @@ class Mailbox(models.Model):
     auth = models.CharField(max_length=16, choices=Auth.choices, default=Auth.PASSWORD)
     oauth_provider = models.CharField(max_length=32, blank=True, default="",
                                       help_text="Token source of an oauth2 mailbox (sending.oauth): google, microsoft.")
+    mail_provider = models.CharField(max_length=16, blank=True, default="",
+                                     help_text="Who hosts a bought mailbox (google, microsoft), as chosen at purchase; "
+                                               "empty: derived from how it signs in (`host_provider`).")
     reconnect_reason = models.CharField(max_length=300, blank=True, default="",
                                         help_text="Why the mailbox needs reconnecting (never a token).")
     needs_reconnect_at = models.DateTimeField(null=True, blank=True)
@@ -191,6 +194,19 @@ class Mailbox(models.Model):
         constraints = [
             models.CheckConstraint(condition=~Q(email=""), name="mailbox_email_not_empty"),
         ]
+
+    @property
+    def host_provider(self) -> str:
+        """Who hosts the mailbox: `google`, `microsoft` or `other` (the kind a recipient's provider is matched
+        with, and what `GET /v1/mailboxes` shows as `mail_provider`)."""
+        if self.mail_provider:
+            return self.mail_provider
+        host = (self.smtp_host or "").lower()
+        if self.oauth_provider in ("google", "google_workspace") or host.endswith(("gmail.com", "google.com")):
+            return "google"
+        if self.oauth_provider in ("microsoft", "microsoft365") or host.endswith(("office365.com", "outlook.com")):
+            return "microsoft"
+        return "other"
 
     @property
     def from_header(self) -> str:

@@ -522,3 +522,18 @@ def _notify_needs_reconnect(mailbox: Mailbox) -> None:
 def xoauth2_response(user: str, token: str) -> str:
     """The SASL XOAUTH2 initial client response, before base64: user=…^Aauth=Bearer …^A^A."""
     return f"user={user}\x01auth=Bearer {token}\x01\x01"
+
+
+def _microsoft365_source(mailbox: Mailbox) -> AccessToken:  # mailboxes bought from Microsoft 365
+    from sending.providers.microsoft365 import mailbox_token_source
+
+    return mailbox_token_source(mailbox)
+
+
+def _microsoft365_forget(mailbox: Mailbox) -> None:
+    from sending.providers.microsoft365 import mailbox_token_forget
+
+    mailbox_token_forget(mailbox)
+
+
+register_token_source("microsoft365", _microsoft365_source, _microsoft365_forget)

@@ -25,7 +25,7 @@ from core import errors
 from core.money import credits, format_credits
 from sending.dkim_keys import dkim_key_generate, dns_records
 from sending.models import Mailbox, Operation, Provider, SendingDomain
-from sending.providers import get_provider, provider_key
+from sending.providers import get_provider, provider_for
 from sending.providers.base import ACTIVE, FAILED, OutcomeUnknown, ProviderError
 
 logger = logging.getLogger("sending")
@@ -59,25 +59,36 @@ def purchase_price(emails_per_week: int) -> int:
     return s["setup_micros"] + s["upkeep_micros"]
 
 
-def canonical_params(*, emails_per_week: int, brand_hint: str | None = None, sender: dict | None = None) -> dict:
-    """The parameters a token is bound to; an absent optional field and null are the same call."""
+def canonical_params(*, emails_per_week: int, brand_hint: str | None = None, sender: dict | None = None,
+                     provider: str | None = None) -> dict:
+    """The parameters a token is bound to; an absent optional field and null are the same call (`provider` is
+    named only when chosen, so a token approved without a choice stays bound to the operator's default)."""
     sender_clean = None
     if sender:
         sender_clean = {"first_name": sender.get("first_name") or "", "last_name": sender.get("last_name") or ""}
-    return {"emails_per_week": emails_per_week, "brand_hint": brand_hint or None, "sender": sender_clean}
+    params = {"emails_per_week": emails_per_week, "brand_hint": brand_hint or None, "sender": sender_clean}
+    if provider:
+        params["provider"] = provider
+    return params
+
+
+KIND_LABELS = {"google": "Google Workspace", "microsoft": "Microsoft 365", None: "sandbox"}
 
 
 def setup_sending_quote(*, workspace, request_id: str, emails_per_week: int, brand_hint: str | None = None,
-                        sender: dict | None = None) -> dict:
+                        sender: dict | None = None, provider: str | None = None) -> dict:
     s = sizing(emails_per_week)
-    params = canonical_params(emails_per_week=emails_per_week, brand_hint=brand_hint, sender=sender)
-    provider = get_provider()
+    params = canonical_params(emails_per_week=emails_per_week, brand_hint=brand_hint, sender=sender,
+                              provider=provider)
+    name, kind = provider_for(provider)
+    vendor = get_provider(name)
     total = s["setup_micros"] + s["upkeep_micros"]
     summary = {
         "Action": "Buy sending capacity (setup_sending)",
         "Emails per week": emails_per_week,
         "Domains": s["domains"],
         "Mailboxes": s["mailboxes"],
+        "Mailbox provider": KIND_LABELS[kind] + (" (sandbox)" if name == "sandbox" and kind else ""),
         "Brand hint": brand_hint or "(none)",
         "Sender": " ".join(p for p in (params["sender"] or {}).values() if p) or "(default)",
         "Setup credits (one time)": format_credits(s["setup_micros"]),
@@ -95,7 +106,8 @@ def setup_sending_quote(*, workspace, request_id: str, emails_per_week: int, bra
             "setup_credits": format_credits(s["setup_micros"]),
             "upkeep_credits_per_month": format_credits(s["upkeep_micros"]),
             "renewal_cadence": "monthly",
-            "ready_estimate": provider.ready_estimate,
+            "provider": kind or "sandbox",
+            "ready_estimate": vendor.ready_estimate,
             "quote_expires_at": token.expires_at,
         },
         **accounts.token_fields(token, plaintext),
@@ -175,16 +187,19 @@ def local_parts(first: str, last: str) -> list[str]:
 
 # --- purchase ---------------------------------------------------------------------------------------
 def setup_sending_purchase(*, workspace, request_id: str, confirmation_token: str, emails_per_week: int,
-                           brand_hint: str | None = None, sender: dict | None = None, hold=None) -> tuple[dict, int]:
+                           brand_hint: str | None = None, sender: dict | None = None, provider: str | None = None,
+                           hold=None) -> tuple[dict, int]:
     """Consume the approved token, capture the charge from `hold` and create the operation with its domains and
     mailboxes (all pending), in one transaction: a crash can never leave a purchase made but unpaid, or paid but
     not made. Provisioning starts when it commits. Returns (result, charge)."""
-    params = canonical_params(emails_per_week=emails_per_week, brand_hint=brand_hint, sender=sender)
+    params = canonical_params(emails_per_week=emails_per_week, brand_hint=brand_hint, sender=sender,
+                              provider=provider)
     token_precheck(workspace=workspace, params=params, plaintext=confirmation_token)
     s = sizing(emails_per_week)
-    provider = get_provider()
+    name, kind = provider_for(provider)
+    vendor = get_provider(name)
     brand = brand_hint or workspace.name or "outbound"
-    names = domains_choose(provider=provider, brand=brand, count=s["domains"])
+    names = domains_choose(provider=vendor, brand=brand, count=s["domains"])
     first = (params["sender"] or {}).get("first_name") or ""
     last = (params["sender"] or {}).get("last_name") or ""
     if not (first or last):
@@ -194,22 +209,23 @@ def setup_sending_purchase(*, workspace, request_id: str, confirmation_token: st
         with transaction.atomic():
             accounts.token_consume(workspace=workspace, verb=VERB, params=params, plaintext=confirmation_token,
                                    request_id=request_id)
-            live_provider = Provider.SANDBOX if provider.name == "sandbox" else Provider.VENDOR
+            live_provider = Provider.SANDBOX if vendor.name == "sandbox" else Provider.VENDOR
             op = Operation.objects.create(
-                workspace=workspace, kind=Operation.Kind.SETUP_SENDING, provider=provider_key(),
+                workspace=workspace, kind=Operation.Kind.SETUP_SENDING, provider=name,
                 request_id=request_id, params={**params, **{k: s[k] for k in ("domains", "mailboxes")}},
                 charged_micros=charge, next_step_at=timezone.now(),
             )
             remaining = s["mailboxes"]
             parts = local_parts(first, last)
             emails: list[str] = []
-            for name in names:
-                domain = SendingDomain.objects.create(workspace=workspace, name=name, provider=live_provider,
+            for domain_name in names:
+                domain = SendingDomain.objects.create(workspace=workspace, name=domain_name, provider=live_provider,
                                                       operation=op)
                 for local in parts[:min(MAILBOXES_PER_DOMAIN, remaining)]:
-                    email = f"{local}@{name}"
+                    email = f"{local}@{domain_name}"
                     Mailbox.objects.create(workspace=workspace, domain=domain, email=email, first_name=first.strip()[:100],
-                                           last_name=last.strip()[:100], provider=live_provider, operation=op)
+                                           last_name=last.strip()[:100], provider=live_provider, operation=op,
+                                           mail_provider=kind or "")
                     emails.append(email)
                     remaining -= 1
             if hold is not None:  # the pipeline's later settle of this hold is then a no-op

@@ -36,6 +36,11 @@ class SetupSendingIn(StrictSerializer):
     brand_hint = StrictCharField(max_length=100, required=False, allow_null=True, allow_blank=True,
                                  help_text="Brand word used to derive sending-domain candidates.")
     sender = SenderIn(required=False, allow_null=True, help_text="Identity stamped on the mailboxes.")
+    provider = serializers.ChoiceField(
+        choices=["google", "microsoft"], required=False, allow_null=True,
+        help_text="Which kind of mailbox to buy: Google Workspace or Microsoft 365. Absent: the operator's default "
+                  "(SENDING_PROVIDER). The quote states which; a kind the operator has not set up is 502 "
+                  "provider_unavailable.")
     confirmation_token = StrictCharField(max_length=200, required=False,
                                          help_text="Absent: a quote and a token. Present and approved: the purchase.")
 
@@ -46,6 +51,8 @@ class QuoteOut(serializers.Serializer):
     setup_credits = serializers.CharField()
     upkeep_credits_per_month = serializers.CharField()
     renewal_cadence = serializers.CharField()
+    provider = serializers.ChoiceField(choices=["google", "microsoft", "sandbox"],
+                                       help_text="The kind of mailbox delivered (sandbox: the built-in local one).")
     ready_estimate = serializers.CharField()
     quote_expires_at = serializers.DateTimeField()
 
@@ -61,15 +68,16 @@ class SetupSendingOut(serializers.Serializer):
     mailboxes = serializers.ListField(child=serializers.CharField(), required=False)
 
 
-def run_setup_sending(ctx, *, emails_per_week: int, brand_hint=None, sender=None, confirmation_token=None) -> Outcome:
+def run_setup_sending(ctx, *, emails_per_week: int, brand_hint=None, sender=None, provider=None,
+                      confirmation_token=None) -> Outcome:
     if confirmation_token is None:
         return Outcome(result=services.setup_sending_quote(workspace=ctx.workspace, request_id=ctx.request_id,
                                                            emails_per_week=emails_per_week, brand_hint=brand_hint,
-                                                           sender=sender))
+                                                           sender=sender, provider=provider))
     result, charge = services.setup_sending_purchase(workspace=ctx.workspace, request_id=ctx.request_id,
                                                      confirmation_token=confirmation_token,
                                                      emails_per_week=emails_per_week, brand_hint=brand_hint,
-                                                     sender=sender, hold=ctx.hold)
+                                                     sender=sender, provider=provider, hold=ctx.hold)
     return Outcome(result=result, charge=charge)
 
 
@@ -78,7 +86,7 @@ def setup_sending_hold(ctx, data: dict) -> int:
     if data.get("confirmation_token") is None:
         return 0
     params = services.canonical_params(emails_per_week=data["emails_per_week"], brand_hint=data.get("brand_hint"),
-                                       sender=data.get("sender"))
+                                       sender=data.get("sender"), provider=data.get("provider"))
     services.token_precheck(workspace=ctx.workspace, params=params, plaintext=data["confirmation_token"])
     return services.purchase_price(data["emails_per_week"])
 
@@ -160,6 +168,8 @@ class MailboxOut(serializers.Serializer):
     auth = serializers.ChoiceField(choices=["password", "oauth2"],
                                    help_text="How the service signs in: a stored password, or OAuth 2.0 (XOAUTH2).")
     oauth_provider = serializers.CharField(allow_null=True, help_text="google or microsoft for oauth2 mailboxes.")
+    mail_provider = serializers.ChoiceField(choices=["google", "microsoft", "other"],
+                                            help_text="Who hosts the mailbox: Google, Microsoft, or another server.")
     status = serializers.ChoiceField(
         choices=["provisioning", "active", "suspended", "needs_reconnect", "failed"],
         help_text="Only `active` mailboxes send. `needs_reconnect`: the OAuth consent was revoked or the refresh "
@@ -177,7 +187,7 @@ class MailboxListOut(serializers.Serializer):
 
 def mailbox_render(m) -> dict:
     return {"mailbox_id": m.id, "email": m.email, "source": m.provider, "auth": m.auth,
-            "oauth_provider": m.oauth_provider or None, "status": m.status,
+            "oauth_provider": m.oauth_provider or None, "mail_provider": m.host_provider, "status": m.status,
             "reconnect_reason": m.reconnect_reason or None if m.status == "needs_reconnect" else None,
             "needs_reconnect_since": m.needs_reconnect_at if m.status == "needs_reconnect" else None,
             "daily_limit": m.daily_limit, "activated_at": m.activated_at, "renews_at": m.renews_at}

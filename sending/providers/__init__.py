@@ -1,7 +1,9 @@
 """Provisioning providers: a registry of small modules (see `base.SendingProvider` for the contract).
 
-`SENDING_PROVIDER` names one: `sandbox` (default with SANDBOX=1), `namecheap` (domains only),
-`google_workspace` (domains through the registrar, Google Workspace mailboxes on them), or a dotted path to a class.
+`SENDING_PROVIDER` names the operator's default: `sandbox` (default with SANDBOX=1), `namecheap` (domains only),
+`google_workspace` (domains through the registrar, Google Workspace mailboxes on them), `microsoft365` (the same
+with Microsoft 365 mailboxes), or a dotted path to a class. A setup_sending call may choose the kind of mailbox
+(`provider: "google" | "microsoft"`): `provider_for` maps that choice to a provider name.
 """
 
 from __future__ import annotations
@@ -9,13 +11,20 @@ from __future__ import annotations
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from core import errors
+from sending.providers import microsoft365
 from sending.providers.base import SendingProvider
 
 BUILTIN = {
     "sandbox": "sending.providers.sandbox.SandboxProvider",
     "namecheap": "sending.providers.namecheap.NamecheapProvider",
     "google_workspace": "sending.providers.google_workspace.GoogleWorkspaceProvider",
+    "microsoft365": "sending.providers.microsoft365.Microsoft365Provider",
 }
+#: the kind of mailbox a setup_sending caller may ask for -> the provider that delivers it live
+KINDS = {"google": "google_workspace", "microsoft": "microsoft365"}
+#: what each provider's mailboxes are (None: no mailboxes of a particular host)
+KIND_OF = {"google_workspace": "google", "microsoft365": "microsoft"}
 
 
 def get_provider(name: str | None = None) -> SendingProvider:
@@ -25,3 +34,28 @@ def get_provider(name: str | None = None) -> SendingProvider:
 
 def provider_key(name: str | None = None) -> str:
     return name or settings.SENDING_PROVIDER or "sandbox"
+
+
+def _configured(name: str) -> bool:
+    if name == "google_workspace":
+        return bool(settings.GOOGLE_WORKSPACE_SERVICE_ACCOUNT_FILE and settings.GOOGLE_WORKSPACE_ADMIN_EMAIL)
+    if name == "microsoft365":
+        return microsoft365.configured()
+    return True
+
+
+def provider_for(kind: str | None) -> tuple[str, str | None]:
+    """(provider name, mailbox kind) for a setup_sending call that asked for `kind` (`google`, `microsoft` or
+    None for the operator's default). The sandbox delivers either kind locally (nothing leaves the machine); live,
+    the kind's provider must be configured by the operator, else 502 provider_unavailable (nothing charged)."""
+    default = provider_key()
+    if kind is None:
+        return default, KIND_OF.get(default)
+    if default == "sandbox" and settings.SANDBOX:
+        return default, kind
+    name = KINDS[kind]
+    if not _configured(name):
+        label = {"google": "Google Workspace", "microsoft": "Microsoft 365"}[kind]
+        raise errors.ProviderUnavailable(f"This service is not set up to deliver {label} mailboxes; "
+                                         "ask its operator, or omit `provider` for the default.")
+    return name, kind
