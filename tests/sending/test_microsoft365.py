@@ -411,3 +411,20 @@ def test_console_shows_bought_microsoft_mailboxes(rich_api, rich, fake):
         page = client.get("/console/mailboxes/").content.decode()
     assert "bought (Microsoft 365)" in page
 
+
+
+def test_mailbox_token_source_is_the_app_only_exchange_token(rich_api, rich, fake):
+    """What the transport and the IMAP poller ask for an XOAUTH2 login (`sending.oauth.access_token`)."""
+    from sending import oauth
+
+    ws, owner, _ = rich
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        result = _purchase(rich_api, owner, emails_per_week=125)
+        assert _run(result["operation_id"], traveller)[0] == "succeeded"
+    mailbox = Mailbox.objects.get(workspace=ws)
+    token = oauth.access_token(mailbox)
+    assert fake.valid_mail_token(mailbox.email, token)
+    assert not fake.valid_mail_token("someone@else.example", token)
+    assert oauth.access_token(mailbox) == token  # cached until shortly before it expires
+    oauth.token_invalidate(mailbox)  # a server refused it: a new one is asked for
+    assert oauth.access_token(mailbox) != token
