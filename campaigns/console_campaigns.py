@@ -14,8 +14,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.console_views import console_context, console_page
+from campaigns import messages as messages_lib
 from campaigns import selectors, services, templating
 from campaigns.models import Campaign, CampaignLead
+from campaigns.window import for_lead, per_lead
 from core import errors
 
 WAITING_WORDS = {
@@ -30,7 +32,7 @@ WAITING_WORDS = {
 STATUS_WORDS = {
     "queued": "Queued", "active": "In sequence", "finished": "Finished", "replied": "Replied", "bounced": "Bounced",
     "unsubscribed": "Unsubscribed", "suppressed_at_send": "Suppressed at send", "suppressed": "Suppressed",
-    "send_unknown": "Outcome unknown", "stopped": "Stopped", "removed_at_launch": "Removed at launch",
+    "send_unknown": "Outcome unknown", "stopped_company_replied": "Stopped: a colleague replied", "stopped": "Stopped", "removed_at_launch": "Removed at launch",
 }
 DAY_WORDS = {"mon": "Mon", "tue": "Tue", "wed": "Wed", "thu": "Thu", "fri": "Fri", "sat": "Sat", "sun": "Sun"}
 
@@ -44,13 +46,19 @@ def _campaign_or_404(membership, campaign_id) -> Campaign:
 
 def window_text(window: dict) -> str:
     days = ", ".join(DAY_WORDS.get(d, d) for d in window.get("days", []))
-    return f"{days}, {window['start_hour']:02d}:00–{window['end_hour']:02d}:00 ({window['timezone']})"
+    return f"{days}, {window['start_hour']:02d}:00–{window['end_hour']:02d}:00 ({zone_words(window)})"
 
 
 def _local(value, window):
-    """Wall-clock time in the campaign's zone, naive so the template's `date` filter shows it as is (it would
-    convert an aware value back to the console's UTC)."""
-    return value.astimezone(ZoneInfo(window["timezone"])).replace(tzinfo=None) if value else None
+    """Wall-clock time in the campaign's zone (the fallback zone of a window in each lead's zone), naive so the
+    template's `date` filter shows it as is (it would convert an aware value back to the console's UTC)."""
+    return value.astimezone(ZoneInfo(for_lead(window)["timezone"])).replace(tzinfo=None) if value else None
+
+
+def zone_words(window: dict) -> str:
+    if per_lead(window):
+        return f"each lead's own zone; {window['fallback_timezone']} for leads without one"
+    return window["timezone"]
 
 
 @console_page
@@ -63,6 +71,7 @@ def campaign_list(request, membership):
     items = selectors.campaign_list_items(rows)
     for item, campaign in zip(items, rows, strict=True):
         item["next_send_local"] = _local(item["next_send_at"], campaign.sending_window)
+        item["display_zone"] = for_lead(campaign.sending_window)["timezone"]
         item["waiting_words"] = WAITING_WORDS.get(item["waiting_reason"] or "", "")
     return render(request, "campaigns/campaigns.html", {
         **console_context(request), "items": items, "state": state, "states": Campaign.State.values,
@@ -70,16 +79,57 @@ def campaign_list(request, membership):
     })
 
 
-def _sample(campaign: Campaign) -> tuple[CampaignLead | None, list[dict]]:
+VARIANT_LETTERS = "ABCDE"
+METRIC_WORDS = {"interested_rate": "interested rate", "reply_rate": "reply rate"}
+
+
+def _pct(x) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def winner_words(campaign: Campaign, step_index: int) -> str:
+    """Why a variant won, in words, from the figures recorded with the choice."""
+    record = (campaign.winners or {}).get(str(step_index))
+    if not record:
+        return ""
+    best = record["variant"]
+    others = [f"{VARIANT_LETTERS[j]} {_pct(rate)} (p = {record['p_values'][j]:.4f})"
+              for j, rate in enumerate(record["rates"]) if j != best]
+    k = len(record["rates"])
+    return (f"Variant {VARIANT_LETTERS[best]} won on {record['chosen_at'][:16].replace('T', ' ')} UTC: "
+            f"{METRIC_WORDS.get(record['metric'], record['metric'])} {_pct(record['rates'][best])} over "
+            f"{record['sent'][best]} sends, against {', '.join(others)}; each p-value (one-sided two-proportion "
+            f"z-test) is below {record['alpha']} / {k - 1}. Only variant {VARIANT_LETTERS[best]} is sent to the "
+            f"leads still to reach this step.")
+
+
+def _sample(campaign: Campaign, step_stats: list[dict]) -> tuple[CampaignLead | None, list[dict]]:
+    """Every step as the first lead gets it; a step with variants shows each variant side by side with its
+    figures (sends, replies, interested, bounces and rates), the winner and why."""
     lead = campaign.leads.order_by("pk").first()
-    values = templating.lead_values(email=lead.email, first_name=lead.first_name, last_name=lead.last_name,
-                                    company_name=lead.company_name, custom=lead.custom) if lead else {}
-    first_subject = templating.render(campaign.steps[0].get("subject") or "", values) if campaign.steps else ""
     steps = []
+    first_subject = ""
     for i, step in enumerate(campaign.steps):
-        subject = templating.render(step["subject"], values) if step.get("subject") else f"Re: {first_subject}"
-        steps.append({"number": i + 1, "subject": subject, "threaded": not step.get("subject"),
-                      "body": templating.render(step["body"], values), "wait_days": step.get("wait_days") or 0})
+        k = templating.step_variant_count(step)
+        figures = step_stats[i]["variants"] if i < len(step_stats) else []
+        texts = []
+        for v in (range(k) if k else [None]):
+            text = (messages_lib.render_text(lead, campaign, i, v) if lead
+                    else templating.step_text(step, v))
+            threaded = not (templating.step_text(step, v).get("subject") or "").strip()
+            if i == 0 and not first_subject:
+                first_subject = text["subject"]
+            item = {"label": VARIANT_LETTERS[v] if v is not None else "", "threaded": threaded,
+                    "subject": f"Re: {first_subject}" if threaded else text["subject"], "body": text["body"],
+                    "winner": step_stats[i]["winner"] == v if v is not None and i < len(step_stats) else False}
+            if v is not None and v < len(figures):
+                f = figures[v]
+                item["figures"] = {**f, "reply_rate": _pct(f["replies"] / f["sent"]) if f["sent"] else "—",
+                                   "interested_rate": _pct(f["interested"] / f["sent"]) if f["sent"] else "—"}
+            texts.append(item)
+        steps.append({"number": i + 1, "wait_days": step.get("wait_days") or 0, "variants": texts,
+                      "has_variants": bool(k), "winner_words": winner_words(campaign, i),
+                      "subject": texts[0]["subject"], "body": texts[0]["body"], "threaded": texts[0]["threaded"]})
     return lead, steps
 
 
@@ -103,12 +153,12 @@ def campaign_detail(request, membership, campaign_id):
         lead["next_send_local"] = _local(lead["next_send_at"], window)
         lead["last_sent_local"] = _local(lead["last_sent_at"], window)
     in_doubt = selectors.campaign_leads_page(campaign=campaign, limit=20, status="send_unknown")[0]
-    sample, steps = _sample(campaign)
     stats = detail["stats"]
+    sample, steps = _sample(campaign, stats["steps"])
     return render(request, "campaigns/campaign_detail.html", {
         **console_context(request), "campaign": campaign, "detail": detail, "stats": stats,
         "lead_counts": [(STATUS_WORDS[k], stats["leads"][k]) for k in selectors.LEAD_STATUSES if stats["leads"][k]],
-        "window_text": window_text(window), "next_send_local": _local(detail["next_send_at"], window),
+        "window_text": window_text(window), "display_zone": for_lead(window)["timezone"], "next_send_local": _local(detail["next_send_at"], window),
         "waiting_words": WAITING_WORDS.get(detail["waiting_reason"] or "", ""), "sample": sample, "steps": steps,
         "leads": leads, "next_cursor": next_cursor, "q": query, "status": status,
         "statuses": [(k, STATUS_WORDS[k]) for k in selectors.LEAD_STATUSES], "in_doubt": in_doubt,

@@ -44,31 +44,72 @@ def new_message_id(domain: str) -> str:
     return f"{uuid.uuid4().hex}@{domain}"
 
 
-def _thread(lead: CampaignLead, campaign: Campaign, step_index: int) -> tuple[int, list[SentMessage]]:
-    """(index of the step that opened this step's thread, messages sent so far in that thread, in order)."""
-    root = max(i for i in range(step_index + 1) if (campaign.steps[i].get("subject") or "").strip())
-    if root == step_index:
-        return root, []  # a step with its own subject opens a new thread: nothing to look up
-    sent = list(SentMessage.objects.filter(campaign_lead=lead, state=SentMessage.State.SENT,
-                                           step_index__gte=root, step_index__lt=step_index).order_by("step_index"))
-    return root, sent
+def variant_for(lead: CampaignLead, campaign: Campaign, step_index: int, sent: dict | None = None) -> int | None:
+    """The variant this lead gets (or got) at this step: the one it was sent (`sent`: step -> variant), else the
+    step's chosen winner, else its own assignment; None for a step without variants."""
+    step = campaign.steps[step_index]
+    if not templating.step_variant_count(step):
+        return None
+    if sent and sent.get(step_index) is not None:
+        return sent[step_index]
+    winner = (campaign.winners or {}).get(str(step_index))
+    if winner is not None:
+        return int(winner["variant"])
+    assigned = (lead.variants or [])[step_index] if step_index < len(lead.variants or []) else None
+    return int(assigned) if assigned is not None else 0
+
+
+def _texts(lead: CampaignLead, campaign: Campaign, step_index: int, sent: dict) -> list[dict]:
+    """Subject and body templates of steps 0..step_index as this lead gets them (variant chosen, spintax spun:
+    the same lead always reads the same text in the same place)."""
+    out = []
+    for i in range(step_index + 1):
+        variant = variant_for(lead, campaign, i, sent)
+        text = templating.step_text(campaign.steps[i], variant)
+        seed = f"{campaign.pk}|{lead.email}|{i}|{variant}"
+        out.append({"variant": variant,
+                    "subject": templating.spin(text["subject"] or "", f"{seed}|subject"),
+                    "body": templating.spin(text["body"], f"{seed}|body")})
+    return out
 
 
 def render_step(lead: CampaignLead, campaign: Campaign, step_index: int) -> dict:
-    """Subject, text body and threading ids for this lead's step (no side effects)."""
+    """Subject, text body, threading ids and the variant of this lead's step (no side effects)."""
     values = templating.lead_values(email=lead.email, first_name=lead.first_name, last_name=lead.last_name,
                                     company_name=lead.company_name, custom=lead.custom)
-    step = campaign.steps[step_index]
-    root, sent = _thread(lead, campaign, step_index)
-    root_subject = templating.render(campaign.steps[root]["subject"], values).strip()
+    earlier = [] if step_index == 0 else list(
+        SentMessage.objects.filter(campaign_lead=lead, state=SentMessage.State.SENT, step_index__lt=step_index)
+        .order_by("step_index"))
+    texts = _texts(lead, campaign, step_index, {m.step_index: m.variant for m in earlier})
+    # the thread this step belongs to opens at the latest step (up to this one) whose text has a subject
+    root = max(i for i in range(step_index + 1) if texts[i]["subject"].strip())
+    root_subject = templating.render(texts[root]["subject"], values).strip()
     if root == step_index:
         subject, in_reply_to, references = root_subject, "", []
     else:
         subject = root_subject if root_subject.lower().startswith("re:") else f"Re: {root_subject}"
-        references = [m.message_id for m in sent]
+        references = [m.message_id for m in earlier if m.step_index >= root]
         in_reply_to = references[-1] if references else ""
-    return {"subject": subject, "body": templating.render(step["body"], values).strip(),
-            "in_reply_to": in_reply_to, "references": references}
+    return {"subject": subject, "body": templating.render(texts[step_index]["body"], values).strip(),
+            "in_reply_to": in_reply_to, "references": references, "variant": texts[step_index]["variant"]}
+
+
+def render_text(lead: CampaignLead, campaign: Campaign, step_index: int, variant: int | None) -> dict:
+    """One step's own subject and body for this lead and variant (spintax spun, variables filled; no threading):
+    what the console shows side by side for each variant."""
+    values = templating.lead_values(email=lead.email, first_name=lead.first_name, last_name=lead.last_name,
+                                    company_name=lead.company_name, custom=lead.custom)
+    text = templating.step_text(campaign.steps[step_index], variant)
+    seed = f"{campaign.pk}|{lead.email}|{step_index}|{variant}"
+    return {"subject": templating.render(templating.spin(text["subject"] or "", f"{seed}|subject"), values).strip(),
+            "body": templating.render(templating.spin(text["body"], f"{seed}|body"), values).strip()}
+
+
+def sample_first_message(lead: CampaignLead, campaign: Campaign) -> dict:
+    """The first message as this lead will get it (the launch preview's `samples`)."""
+    rendered = render_step(lead, campaign, 0)
+    return {"to": lead.email, "variant": rendered["variant"], "subject": rendered["subject"],
+            "body": rendered["body"]}
 
 
 def _html(body: str, url: str) -> str:

@@ -49,6 +49,12 @@ class Campaign(models.Model):
     launch_request_id = models.CharField(max_length=64, blank=True, default="")
     mailboxes = models.ManyToManyField("sending.Mailbox", blank=True, related_name="campaigns",
                                        help_text="Every active mailbox at launch.")
+    # {"metric": "interested_rate" | "reply_rate", "min_sends_per_variant": n} or null (docs/campaigns.md)
+    auto_winner = models.JSONField(null=True, blank=True)
+    # {"<step index>": {"variant": i, "chosen_at": iso, "metric", "sent": [...], "rates": [...], "p_values": [...]}}
+    winners = models.JSONField(default=dict, blank=True)
+    stop_on_company_reply = models.BooleanField(default=False)
+    match_mailbox_provider = models.BooleanField(default=False)
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "-created_at"]), models.Index(fields=["state"])]
@@ -72,7 +78,13 @@ class CampaignLead(models.Model):
     last_name = models.CharField(max_length=200, blank=True, default="")
     company_name = models.CharField(max_length=300, blank=True, default="")
     custom = models.JSONField(default=dict, blank=True)
+    timezone = models.CharField(max_length=64, blank=True, default="", help_text="IANA name, optional.")
     position = models.IntegerField(default=0, help_text="Order in the create request.")
+    variants = models.JSONField(default=list, blank=True,
+                                help_text="Assigned variant index per step (null for a step without variants).")
+    recipient_provider = models.CharField(max_length=16, blank=True, default="",
+                                          help_text="google, microsoft or other (MX of the lead's domain), when "
+                                                    "the campaign matches mailbox providers.")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     stop_reason = models.CharField(max_length=32, blank=True, default="")
     mailbox = models.ForeignKey("sending.Mailbox", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
@@ -111,6 +123,7 @@ class SentMessage(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="sent_messages")
     campaign_lead = models.ForeignKey(CampaignLead, on_delete=models.CASCADE, related_name="messages")
     step_index = models.IntegerField()
+    variant = models.IntegerField(null=True, blank=True, help_text="Index of the step's variant sent, if it has variants.")
     mailbox = models.ForeignKey("sending.Mailbox", null=True, on_delete=models.SET_NULL, related_name="+")
     message_id = models.CharField(max_length=255, unique=True, help_text="RFC 5322 Message-ID without <>.")
     to_email = models.CharField(max_length=254)

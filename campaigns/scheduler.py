@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from campaigns import sender
 from campaigns.models import Campaign, CampaignLead
-from campaigns.window import in_window, next_open
+from campaigns.window import for_lead, in_window, next_open, per_lead
 
 logger = logging.getLogger("campaigns.scheduler")
 
@@ -45,16 +45,25 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
         from campaigns.services import campaigns_complete_finished
 
         stats["completed"] = campaigns_complete_finished()
+    from campaigns.services import campaigns_pick_winners
+
+    stats["winners"] = campaigns_pick_winners()  # before the due leads: a winner chosen now is sent this tick
     dispatched: list[tuple[int, int, datetime]] = []
     with transaction.atomic():
         due = list(CampaignLead.objects.filter(state=CampaignLead.State.ACTIVE, next_send_at__lte=now,
                                                campaign__state=Campaign.State.LAUNCHED)  # paused: skipped
-                   .order_by("next_send_at").values_list("pk", "campaign_id", "mailbox_id", "current_step")[:limit])
+                   .order_by("next_send_at")
+                   .values_list("pk", "campaign_id", "mailbox_id", "current_step", "timezone")[:limit])
         stats["due"] = len(due)
         if not due:
             return stats
-        windows = dict(Campaign.objects.filter(pk__in={c for _, c, _, _ in due}).values_list("pk", "sending_window"))
-        mailboxes = {m.pk: m for m in Mailbox.objects.filter(pk__in={m for _, _, m, _ in due if m})}
+        windows, matching = {}, set()
+        for cid, window, match in (Campaign.objects.filter(pk__in={row[1] for row in due})
+                                   .values_list("pk", "sending_window", "match_mailbox_provider")):
+            windows[cid] = window
+            if match:  # a first step may go from another mailbox of the campaign: the sender checks its cap
+                matching.add(cid)
+        mailboxes = {m.pk: m for m in Mailbox.objects.filter(pk__in={row[2] for row in due if row[2]})}
         remaining = {}
         used = sender.sends_today(mailboxes.keys(), now)
         for pk, mb in mailboxes.items():
@@ -63,16 +72,20 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
         gone: list[int] = []
         tomorrow = sender.day_start(now) + timedelta(days=1)
         lease = now + LEASE
-        # window answers are the same for every lead of a campaign at this instant: compute once per campaign
-        open_now = {cid: in_window(window, now) for cid, window in windows.items()}
+        # window answers are the same for every lead of a campaign (of a lead zone, for a window in each lead's
+        # zone) at this instant: compute once per (campaign, zone)
+        open_now: dict = {}
         next_opening: dict = {}
         after_cap: dict = {}
-        for pk, campaign_id, mailbox_id, step in due:
-            window = windows[campaign_id]
-            if not open_now[campaign_id]:
-                if campaign_id not in next_opening:
-                    next_opening[campaign_id] = next_open(window, now)
-                moves[next_opening[campaign_id]].append(pk)
+        for pk, campaign_id, mailbox_id, step, zone in due:
+            key = (campaign_id, zone if per_lead(windows[campaign_id]) else "")
+            window = for_lead(windows[campaign_id], key[1])
+            if key not in open_now:
+                open_now[key] = in_window(window, now)
+            if not open_now[key]:
+                if key not in next_opening:
+                    next_opening[key] = next_open(window, now)
+                moves[next_opening[key]].append(pk)
                 stats["outside_window"] += 1
             elif mailbox_id not in mailboxes or mailboxes[mailbox_id].status in sender.MAILBOX_GONE:
                 gone.append(pk)
@@ -80,10 +93,10 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
             elif mailboxes[mailbox_id].status != Mailbox.Status.ACTIVE:
                 moves[now + sender.MAILBOX_WAIT].append(pk)  # suspended: wait for it, never send from it
                 stats["mailbox_inactive"] += 1
-            elif remaining[mailbox_id] <= 0:
-                if campaign_id not in after_cap:
-                    after_cap[campaign_id] = next_open(window, tomorrow)
-                moves[after_cap[campaign_id]].append(pk)
+            elif remaining[mailbox_id] <= 0 and not (step == 0 and campaign_id in matching):
+                if key not in after_cap:
+                    after_cap[key] = next_open(window, tomorrow)
+                moves[after_cap[key]].append(pk)
                 stats["capped"] += 1
             else:
                 remaining[mailbox_id] -= 1

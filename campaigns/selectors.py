@@ -56,7 +56,9 @@ def campaigns_list(*, workspace) -> QuerySet[Campaign]:
 # sentmessage_camp_stats_idx cover their columns: index-only on PostgreSQL; replies use replies_camp_recv_idx).
 
 LEAD_STATUSES = ("queued", "active", "finished", "replied", "bounced", "unsubscribed", "suppressed_at_send",
-                 "suppressed", "send_unknown", "stopped", "removed_at_launch")
+                 "suppressed", "send_unknown", "stopped_company_replied", "stopped", "removed_at_launch")
+OWN_STATUS_REASONS = ("replied", "bounced", "unsubscribed", "suppressed_at_send", "send_unknown",
+                      "stopped_company_replied")  # stop reasons that are a status of their own
 SUPPRESSED_REASONS = {"manual", "invalid_email", "duplicate"}
 
 
@@ -67,7 +69,8 @@ def lead_status(*, state: str, stop_reason: str, current_step: int) -> str:
     finished: every step sent; replied / bounced / unsubscribed: stopped for that reason; suppressed_at_send:
     the send claim found the address suppressed; suppressed: stopped because the address was suppressed
     elsewhere (a manual addition); send_unknown: a message was mid-send at a crash, its outcome is unknown and it
-    was NOT re-sent (an operator decides); stopped: any other stop (send_failed, mailbox_gone, invalid_message);
+    was NOT re-sent (an operator decides); stopped_company_replied: a colleague at the same company domain
+    replied (stop_on_company_reply); stopped: any other stop (send_failed, mailbox_gone, invalid_message);
     removed_at_launch: suppressed between drafting and launch, never contacted."""
     if state in (CampaignLead.State.PENDING, CampaignLead.State.ACTIVE):
         return "queued" if state == CampaignLead.State.PENDING or current_step == 0 else "active"
@@ -75,7 +78,7 @@ def lead_status(*, state: str, stop_reason: str, current_step: int) -> str:
         return "finished"
     if state == CampaignLead.State.REMOVED:
         return "removed_at_launch"
-    if stop_reason in ("replied", "bounced", "unsubscribed", "suppressed_at_send", "send_unknown"):
+    if stop_reason in OWN_STATUS_REASONS:
         return stop_reason
     if stop_reason in SUPPRESSED_REASONS:
         return "suppressed"
@@ -135,6 +138,7 @@ def campaign_stats(campaign: Campaign) -> dict:
         "leads_contacted": contacted,
         "bounce_rate": round(bounced / attempts, 4) if attempts else None,
         "reply_rate": round(min(replied_leads, contacted) / contacted, 4) if contacted else None,
+        "steps": step_stats(campaign),
     }
 
 
@@ -156,7 +160,7 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
     from django.utils import timezone
 
     from campaigns import sender
-    from campaigns.window import in_window, next_open
+    from campaigns.window import for_lead, in_window, next_open, per_lead
     from sending.models import Mailbox
 
     now = now or timezone.now()
@@ -178,14 +182,21 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
     if earliest is None:
         return None, None  # nothing waiting: messages in flight, or the campaign is about to complete
     window = campaign.sending_window
-    opening = next_open(window, now)
-    if not in_window(window, now) and earliest <= opening:
+    if per_lead(window):  # the window of every zone an active lead is in (the fallback for leads without one)
+        zones = set(CampaignLead.objects.filter(campaign=campaign, state=CampaignLead.State.ACTIVE)
+                    .values_list("timezone", flat=True).distinct().order_by())
+        windows = [for_lead(window, zone) for zone in sorted(zones)]
+    else:
+        windows = [window]
+    opening = min(next_open(w, now) for w in windows)
+    if not any(in_window(w, now) for w in windows) and earliest <= opening:
         return opening, "outside_window"
     if earliest > now:
-        return next_open(window, earliest), None
+        return min(next_open(w, earliest) for w in windows), None
     used = sender.sends_today([m.pk for m in usable], now)
     if all(used.get(m.pk, 0) >= sender.daily_cap(m, now) for m in usable):
-        return next_open(window, sender.day_start(now) + timedelta(days=1)), "daily_cap_reached"
+        tomorrow = sender.day_start(now) + timedelta(days=1)
+        return min(next_open(w, tomorrow) for w in windows), "daily_cap_reached"
     return now, None
 
 
@@ -326,6 +337,9 @@ def campaign_leads_page(*, campaign: Campaign, cursor: str | None = None, limit:
             "stop_reason": lead.stop_reason or None,
             "stopped_at": lead.stopped_at,
             "mailbox_id": lead.mailbox_id,
+            "timezone": lead.timezone or None,
+            "recipient_provider": lead.recipient_provider or None,
+            "variants": lead.variants or [],
             "last_step_sent": sent.step_index + 1 if sent else None,
             "last_sent_at": sent.sent_at if sent else None,
             "next_step": lead.current_step + 1 if active else None,
@@ -351,11 +365,113 @@ def _filter_status(qs, status: str):
         return qs.filter(state=S.FINISHED)
     if status == "removed_at_launch":
         return qs.filter(state=S.REMOVED)
-    if status in ("replied", "bounced", "unsubscribed", "suppressed_at_send", "send_unknown"):
+    if status in OWN_STATUS_REASONS:
         return qs.filter(state=S.STOPPED, stop_reason=status)
     if status == "suppressed":
         return qs.filter(state=S.STOPPED, stop_reason__in=SUPPRESSED_REASONS)
     if status == "stopped":
-        return qs.filter(state=S.STOPPED).exclude(stop_reason__in={
-            "replied", "bounced", "unsubscribed", "suppressed_at_send", "send_unknown", *SUPPRESSED_REASONS})
+        return qs.filter(state=S.STOPPED).exclude(stop_reason__in={*OWN_STATUS_REASONS, *SUPPRESSED_REASONS})
     raise errors.InvalidRequest(details={"fields": {"status": [f"One of {', '.join(LEAD_STATUSES)}."]}})
+
+
+# --- variants and the winner (CONTRACT 4.6b) --------------------------------------------------------------
+WINNER_ALPHA = 0.05  # family-wise: each of the k-1 comparisons is tested at WINNER_ALPHA / (k - 1) (Bonferroni)
+NOT_REPLIES = ("out_of_office", "bounce")
+
+
+def variant_figures(campaign: Campaign) -> dict[tuple[int, int | None], dict]:
+    """{(step index, variant): {"sent", "bounced", "replied": {lead ids}, "interested": {lead ids}}}.
+
+    Sends and bounces are one GROUP BY over the campaign's messages. A reply counts for the message it answers
+    (threading), else for the lead's latest message sent before it; out-of-office notices and bounces are not
+    replies. Replies and interested are counted once per lead."""
+    from django.db.models import Count, Q
+
+    from replies.models import Reply
+
+    figures: dict = {}
+
+    def cell(key):
+        return figures.setdefault(key, {"sent": 0, "bounced": 0, "replied": set(), "interested": set()})
+
+    for row in (SentMessage.objects.filter(campaign=campaign)
+                .filter(Q(state=SentMessage.State.SENT) | Q(bounced=True))
+                .values("step_index", "variant", "state", "bounced").annotate(n=Count("pk")).order_by()):
+        key = (row["step_index"], row["variant"])
+        if row["state"] == SentMessage.State.SENT:
+            cell(key)["sent"] += row["n"]
+        if row["bounced"]:
+            cell(key)["bounced"] += row["n"]
+    replies = list(Reply.objects.filter(campaign=campaign, campaign_lead__isnull=False)
+                   .exclude(classification__isnull=True).exclude(classification__in=NOT_REPLIES)
+                   .values_list("campaign_lead_id", "classification", "sent_message__step_index",
+                                "sent_message__variant", "received_at"))
+    unthreaded = {lead for lead, _, step, _, _ in replies if step is None}
+    history: dict[int, list] = {}
+    if unthreaded:
+        for lead, step, variant, at in (SentMessage.objects.filter(campaign_lead_id__in=unthreaded,
+                                                                   state=SentMessage.State.SENT)
+                                        .order_by("sent_at").values_list("campaign_lead_id", "step_index",
+                                                                         "variant", "sent_at")):
+            history.setdefault(lead, []).append((at, step, variant))
+    for lead, label, step, variant, received_at in replies:
+        if step is None:
+            before = [h for h in history.get(lead, []) if h[0] is None or h[0] <= received_at] or history.get(lead)
+            if not before:
+                continue
+            _, step, variant = before[-1]
+        cell((step, variant))["replied"].add(lead)
+        if label == "interested":
+            cell((step, variant))["interested"].add(lead)
+    return figures
+
+
+def winner_test(*, sent: list[int], successes: list[int]) -> tuple[int | None, list[float | None]]:
+    """The documented winner rule: the variant with the highest rate wins when, for every other variant, a
+    one-sided two-proportion z-test (pooled) says its rate is higher with p < WINNER_ALPHA / (k - 1).
+    Returns (winner index or None, p-value of the leader against each variant, None for the leader itself)."""
+    import math
+
+    k = len(sent)
+    rates = [s / n if n else 0.0 for s, n in zip(successes, sent, strict=True)]
+    best = max(range(k), key=lambda i: rates[i])
+    p_values: list[float | None] = []
+    for j in range(k):
+        if j == best:
+            p_values.append(None)
+            continue
+        n1, n2 = sent[best], sent[j]
+        pooled = (successes[best] + successes[j]) / (n1 + n2) if n1 + n2 else 0.0
+        se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2)) if n1 and n2 else 0.0
+        if se == 0:
+            p_values.append(1.0)  # no difference to measure (both rates 0, or both 1)
+            continue
+        z = (rates[best] - rates[j]) / se
+        p_values.append(round(0.5 * math.erfc(z / math.sqrt(2)), 6))
+    threshold = WINNER_ALPHA / (k - 1)
+    if k < 2 or any(p is not None and p >= threshold for p in p_values):
+        return None, p_values
+    return best, p_values
+
+
+def step_stats(campaign: Campaign, figures: dict | None = None) -> list[dict]:
+    """`stats.steps` of GET /v1/campaigns/:id: per step its sends and, for a step with variants, each
+    variant's sends, replies, interested replies and bounces, and the chosen winner (0-based index)."""
+    from datetime import datetime
+
+    from campaigns.templating import step_variant_count
+
+    figures = variant_figures(campaign) if figures is None else figures
+    out = []
+    for i, step in enumerate(campaign.steps):
+        k = step_variant_count(step)
+        variants = []
+        for v in range(k):
+            f = figures.get((i, v)) or {"sent": 0, "bounced": 0, "replied": set(), "interested": set()}
+            variants.append({"variant": v, "sent": f["sent"], "replies": len(f["replied"]),
+                             "interested": len(f["interested"]), "bounced": f["bounced"]})
+        winner = (campaign.winners or {}).get(str(i))
+        out.append({"step": i + 1, "sent": sum(f["sent"] for (s, _), f in figures.items() if s == i),
+                    "variants": variants, "winner": winner["variant"] if winner else None,
+                    "winner_chosen_at": datetime.fromisoformat(winner["chosen_at"]) if winner else None})
+    return out

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from campaigns import messages
 from campaigns.models import Campaign, CampaignLead, SentMessage, Suppression
-from campaigns.window import add_local_days, in_window, next_open
+from campaigns.window import add_local_days, for_lead, in_window, next_open
 
 logger = logging.getLogger("campaigns.sender")
 
@@ -107,6 +107,10 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
     from sending.models import Mailbox
     from sending.transport import PermanentSendError, TransientSendError, send_message
 
+    if step == 0:  # match_mailbox_provider: the recipient's MX is looked up here, outside any transaction
+        from campaigns.services import lead_resolve_provider
+
+        lead_resolve_provider(lead_id=lead_id)
     # 1. claim ---------------------------------------------------------------------------------------
     with transaction.atomic():
         _relaxed_commit()
@@ -128,7 +132,7 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             if lease is not None:
                 CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=min(lease, now))
             return "paused"
-        window = campaign.sending_window
+        window = for_lead(campaign.sending_window, lead.timezone)
         if not in_window(window, now):
             _reschedule(lead.pk, next_open(window, now))
             return "outside_window"
@@ -136,7 +140,10 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
         if suppression is not None:
             _stop(lead, "suppressed_at_send")  # the suppression row keeps its own reason
             return "suppressed"
-        mailbox = Mailbox.objects.select_for_update().filter(pk=lead.mailbox_id).first()
+        mailbox_id = lead.mailbox_id
+        if campaign.match_mailbox_provider and step == 0:
+            mailbox_id = _matching_mailbox(lead, campaign, now)
+        mailbox = Mailbox.objects.select_for_update().filter(pk=mailbox_id).first()
         if mailbox is None or mailbox.status != Mailbox.Status.ACTIVE:
             # sticky: wait for it (never sent from while suspended, or while its OAuth consent needs reconnecting)
             _reschedule(lead.pk, now + MAILBOX_WAIT)
@@ -163,10 +170,10 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             return "duplicate"
         sent = SentMessage.objects.create(
             workspace_id=lead.workspace_id, campaign=campaign, campaign_lead=lead, step_index=step,
-            mailbox=mailbox, message_id=message_id, to_email=lead.email,
+            mailbox=mailbox, message_id=message_id, to_email=lead.email, variant=rendered["variant"],
             subject=rendered["subject"][:998], in_reply_to=rendered["in_reply_to"],
             state=SentMessage.State.CLAIMED, claimed_at=now)
-        CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None)
+        CampaignLead.objects.filter(pk=lead.pk).update(next_send_at=None, mailbox=mailbox)  # sticky from here on
 
     # 2. hand over ----------------------------------------------------------------------------------
     handed = _hand_over(lead, sent)
@@ -182,6 +189,27 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
         return _after_failure(lead, sent, exc, temporary=False)
     # any other exception leaves the row in `sending`: outcome unknown, reported by sweep_stuck, never re-sent
     return _after_sent(lead, campaign, sent)
+
+
+def _matching_mailbox(lead: CampaignLead, campaign: Campaign, now: datetime):
+    """match_mailbox_provider, first step: a mailbox of the campaign hosted by the recipient's provider
+    (Google to Google, Microsoft to Microsoft) with capacity left today (the lead's own if it is one, else the
+    least used); with none, the lead's own mailbox, or if that one has no capacity left today any mailbox of
+    the campaign that has (the least used)."""
+    from sending.models import Mailbox
+    from sending.selectors import mailbox_provider_kind
+
+    kind = lead.recipient_provider
+    mailboxes = list(campaign.mailboxes.filter(status=Mailbox.Status.ACTIVE).order_by("pk"))
+    used = sends_today([m.pk for m in mailboxes], now)
+    open_ = [m for m in mailboxes if used.get(m.pk, 0) < daily_cap(m, now)]
+    matching = [m for m in open_ if kind in ("google", "microsoft") and mailbox_provider_kind(m) == kind]
+    for choice in (matching, open_):
+        if any(m.pk == lead.mailbox_id for m in choice):
+            return lead.mailbox_id
+        if choice:
+            return min(choice, key=lambda m: used.get(m.pk, 0)).pk
+    return lead.mailbox_id
 
 
 def _hand_over(lead: CampaignLead, sent: SentMessage) -> str:
@@ -221,7 +249,7 @@ def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> st
 
                 campaign_maybe_complete(campaign_id=campaign.pk)
             return "sent"
-        window = campaign.sending_window
+        window = for_lead(campaign.sending_window, lead.timezone)
         wait = int(campaign.steps[next_step].get("wait_days") or 0)
         moved = CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
             current_step=next_step, next_send_at=next_open(window, add_local_days(window, now, wait)), attempts=0,
@@ -244,7 +272,7 @@ def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: boo
         retry_at = getattr(exc, "retry_at", None) or now + RETRY_BASE
         when = now + MAILBOX_WAIT if isinstance(exc, MailboxNeedsReconnect) else max(retry_at, now)
         CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
-            next_send_at=next_open(lead.campaign.sending_window, when), last_error=text)
+            next_send_at=next_open(for_lead(lead.campaign.sending_window, lead.timezone), when), last_error=text)
         return "mailbox_needs_reconnect" if isinstance(exc, MailboxNeedsReconnect) else "mailbox_auth_retry"
     bounce = not temporary and code in BOUNCE_CODES
     SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.FAILED, error=text, bounced=bounce)
@@ -266,7 +294,7 @@ def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: boo
             _stop(current, "send_failed")
             return "gave_up"
         delay = RETRY_BASE * (2 ** (current.attempts - 1))
-        current.next_send_at = next_open(current.campaign.sending_window, now + delay)
+        current.next_send_at = next_open(for_lead(current.campaign.sending_window, current.timezone), now + delay)
         current.save(update_fields=["attempts", "last_error", "next_send_at"])
     return "retry"
 

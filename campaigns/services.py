@@ -63,16 +63,112 @@ def lead_stop(*, lead: CampaignLead, reason: str) -> bool:
     return bool(moved)
 
 
-def leads_lock_for_stop(*, workspace, emails, lead_pk=None) -> None:
+def leads_lock_for_stop(*, workspace, emails, lead_pk=None, lead_pks=()) -> None:
     """Lock, in primary-key order, every lead a transaction may stop: the workspace's active or pending leads
-    at these addresses (and lead `lead_pk`). Call it first in a transaction that stops several leads (a reply's
+    at these addresses (and lead `lead_pk`, and leads `lead_pks`). Call it first in a transaction that stops several leads (a reply's
     effects, a correction): two of them stopping each other's leads then queue up instead of deadlocking, and
     campaign rows are locked only after, in campaign_maybe_complete (the lock order described there)."""
     match = Q(workspace=workspace, email__in=list(dict.fromkeys(emails)))
     if lead_pk is not None:
         match |= Q(pk=lead_pk)
+    if lead_pks:
+        match |= Q(pk__in=list(lead_pks))
     list(CampaignLead.objects.select_for_update().filter(
         match, state__in=[CampaignLead.State.ACTIVE, CampaignLead.State.PENDING]).order_by("pk").values_list("pk", flat=True))
+
+
+# --- mailbox matching (CONTRACT 4.6b) -----------------------------------------------------------------
+GOOGLE_MX = ("google.com", "googlemail.com")  # aspmx.l.google.com, gmail-smtp-in.l.google.com, smtp.google.com
+MICROSOFT_MX = ("outlook.com", "hotmail.com", "office365.com")  # *.mail.protection.outlook.com and consumer hosts
+PROVIDER_CACHE_SECONDS = 24 * 3600
+PROVIDER_CACHE_FAILURE_SECONDS = 600
+
+
+def recipient_provider(domain: str) -> str:
+    """`google`, `microsoft` or `other`: who hosts mail for `domain`, from its MX hosts (looked up through
+    VERIFIER_NAMESERVERS like every DNS-based signal, cached a day; a lookup that fails is `other` for ten
+    minutes)."""
+    from django.core.cache import cache
+
+    from leads.verification import dnslayer
+
+    domain = (domain or "").lower().rstrip(".")
+    key = f"campaigns:mx-provider:{domain}"
+    known = cache.get(key)
+    if known:
+        return known
+    try:
+        hosts = dnslayer.mx_hosts(domain)
+    except (dnslayer.DnsFailure, dnslayer.DomainNotFound):
+        cache.set(key, "other", PROVIDER_CACHE_FAILURE_SECONDS)
+        return "other"
+    except Exception:  # noqa: BLE001 - resolver errors of any kind must not stop a send
+        logger.warning("MX lookup of %s failed", domain, exc_info=True)
+        return "other"
+    kind = "other"
+    for host in hosts:
+        if any(host == s or host.endswith("." + s) for s in GOOGLE_MX):
+            kind = "google"
+            break
+        if any(host == s or host.endswith("." + s) for s in MICROSOFT_MX):
+            kind = "microsoft"
+            break
+    cache.set(key, kind, PROVIDER_CACHE_SECONDS)
+    return kind
+
+
+def lead_resolve_provider(*, lead_id: int) -> str:
+    """With `match_mailbox_provider`, record the lead's `recipient_provider` before its first send (the DNS
+    lookup runs outside any transaction). Returns it, or "" when the campaign does not match providers."""
+    row = (CampaignLead.objects.filter(pk=lead_id, campaign__match_mailbox_provider=True)
+           .values_list("email", "recipient_provider").first())
+    if row is None:
+        return ""
+    if row[1]:
+        return row[1]
+    kind = recipient_provider(row[0].rpartition("@")[2])
+    CampaignLead.objects.filter(pk=lead_id, recipient_provider="").update(recipient_provider=kind)
+    return kind
+
+
+# --- stop the company (CONTRACT 4.6b) ------------------------------------------------------------------
+COMPANY_STOP_REASON = "stopped_company_replied"
+COMPANY_STOP_IGNORES = ("out_of_office", "bounce")  # automatic mail says nothing about the company's interest
+
+
+def company_domain(email: str) -> str | None:
+    """The company domain of an address, or None for a free-mail provider's (gmail.com…: not a company)."""
+    from leads.verification.lists import is_free_provider
+
+    domain = (email or "").rpartition("@")[2].lower().rstrip(".")
+    if not domain or is_free_provider(domain):
+        return None
+    return domain
+
+
+def company_leads_to_stop(*, lead: CampaignLead, label: str) -> list[int]:
+    """With `stop_on_company_reply`, the other active or pending leads of this lead's campaign at the same
+    company domain, when a reply labelled `label` (anything but out-of-office or a bounce) came from it."""
+    if label in COMPANY_STOP_IGNORES or not Campaign.objects.filter(pk=lead.campaign_id,
+                                                                   stop_on_company_reply=True).exists():
+        return []
+    domain = company_domain(lead.email)
+    if domain is None:
+        return []
+    return list(CampaignLead.objects.filter(
+        campaign_id=lead.campaign_id, email__endswith=f"@{domain}",
+        state__in=[CampaignLead.State.ACTIVE, CampaignLead.State.PENDING]).exclude(pk=lead.pk)
+        .order_by("pk").values_list("pk", flat=True))
+
+
+def company_stop(*, lead_pks: list[int]) -> list[int]:
+    """Stop these leads (`stopped_company_replied`): a colleague answered. They are not suppressed: the
+    company's answer is not theirs, and other campaigns may still write to them. Returns those that moved."""
+    stopped = []
+    for lead in CampaignLead.objects.filter(pk__in=list(lead_pks)).order_by("pk"):
+        if lead_stop(lead=lead, reason=COMPANY_STOP_REASON):
+            stopped.append(lead.pk)
+    return stopped
 
 
 def campaigns_complete_finished(*, limit: int = 100) -> int:
@@ -120,6 +216,66 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
         campaign = Campaign.objects.get(pk=campaign_id)
         event_emit_safely(workspace=campaign.workspace_id, type="campaign.completed", data=lambda: _campaign_event(campaign))
     return done
+
+
+# --- the winner of a step's variants (CONTRACT 4.6b) --------------------------------------------------
+def campaign_pick_winners(*, campaign_id) -> list[int]:
+    """With `auto_winner`, choose the winner of every step with variants that has none yet, once each of its
+    variants has `min_sends_per_variant` sends and the leader passes `selectors.winner_test`. The choice, its
+    time and the figures behind it are recorded in `Campaign.winners`; from then on only the winner is sent
+    to leads still to reach that step (`messages.variant_for`). A choice is never revised. Returns the step
+    indexes chosen now. Run by the scheduler tick for launched campaigns."""
+    from campaigns import selectors
+    from campaigns.templating import step_variant_count
+
+    chosen = []
+    with transaction.atomic():
+        campaign = (Campaign.objects.select_for_update().filter(pk=campaign_id, state=Campaign.State.LAUNCHED)
+                    .exclude(auto_winner__isnull=True).first())
+        if campaign is None or not campaign.auto_winner:
+            return []
+        open_steps = [i for i, step in enumerate(campaign.steps)
+                      if step_variant_count(step) and str(i) not in (campaign.winners or {})]
+        if not open_steps:
+            return []
+        metric = campaign.auto_winner["metric"]
+        need = int(campaign.auto_winner["min_sends_per_variant"])
+        figures = selectors.variant_figures(campaign)
+        winners = dict(campaign.winners or {})
+        for i in open_steps:
+            cells = [figures.get((i, v)) or {"sent": 0, "replied": set(), "interested": set()}
+                     for v in range(step_variant_count(campaign.steps[i]))]
+            sent = [c["sent"] for c in cells]
+            if min(sent) < need:
+                continue
+            successes = [len(c["interested"] if metric == "interested_rate" else c["replied"]) for c in cells]
+            winner, p_values = selectors.winner_test(sent=sent, successes=successes)
+            if winner is None:
+                continue
+            winners[str(i)] = {
+                "variant": winner, "chosen_at": timezone.now().isoformat(), "metric": metric, "sent": sent,
+                "successes": successes, "rates": [round(x / n, 4) for x, n in zip(successes, sent, strict=True)],
+                "p_values": p_values, "alpha": selectors.WINNER_ALPHA,
+            }
+            chosen.append(i)
+        if chosen:
+            campaign.winners = winners
+            campaign.save(update_fields=["winners"])
+    for i in chosen:
+        logger.info("campaign %s step %s: variant %s chosen as the winner", campaign_id, i + 1, winners[str(i)]["variant"])
+    return chosen
+
+
+def campaigns_pick_winners(*, limit: int = 200) -> int:
+    """The scheduler tick's pass over launched campaigns with `auto_winner` and a step still without a winner."""
+    from campaigns.templating import step_variant_count
+
+    picked = 0
+    for pk, steps, winners in (Campaign.objects.filter(state=Campaign.State.LAUNCHED, auto_winner__isnull=False)
+                               .values_list("pk", "steps", "winners")[:limit]):
+        if any(step_variant_count(step) and str(i) not in (winners or {}) for i, step in enumerate(steps)):
+            picked += len(campaign_pick_winners(campaign_id=pk))
+    return picked
 
 
 # --- pause and resume (CONTRACT 4.10b) --------------------------------------------------------------
@@ -193,10 +349,16 @@ def email_syntax_normalize(email) -> str | None:
     return parsed.normalized if parsed else None
 
 
-def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict], sending_window: dict) -> Campaign:
+def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict], sending_window: dict,
+                    auto_winner: dict | None = None, stop_on_company_reply: bool = False,
+                    match_mailbox_provider: bool = False) -> Campaign:
     """Create a draft campaign. Leads are normalized; invalid syntax, duplicates and suppressed addresses are
-    filtered out and counted by reason. Nothing is contacted: drafts never send."""
+    filtered out and counted by reason. Each accepted lead gets its variant of every step with variants
+    (`templating.assign_variants`: balanced and deterministic). Nothing is contacted: drafts never send."""
+    import uuid
+
     from campaigns.models import Suppression as S
+    from campaigns.templating import assign_variants
 
     reasons = {r: 0 for r in CREATE_REASONS}
     candidates: list[tuple[str, dict]] = []
@@ -222,15 +384,20 @@ def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict
             reasons[reason] = reasons.get(reason, 0) + 1
             continue
         accepted.append((address, lead))
+    campaign_id = uuid.uuid4()
+    variants = assign_variants(campaign_id, steps, [address for address, _ in accepted])
     with transaction.atomic():
         campaign = Campaign.objects.create(
-            workspace=workspace, name=name, steps=steps, sending_window=sending_window,
+            id=campaign_id, workspace=workspace, name=name, steps=steps, sending_window=sending_window,
             leads_accepted=len(accepted), leads_suppressed=sum(reasons.values()), suppressed_reasons=reasons,
+            auto_winner=auto_winner, stop_on_company_reply=stop_on_company_reply,
+            match_mailbox_provider=match_mailbox_provider,
         )
         CampaignLead.objects.bulk_create([
             CampaignLead(campaign=campaign, workspace=workspace, email=address, position=i,
                          first_name=lead.get("first_name") or "", last_name=lead.get("last_name") or "",
-                         company_name=lead.get("company_name") or "", custom=lead.get("custom") or {})
+                         company_name=lead.get("company_name") or "", custom=lead.get("custom") or {},
+                         timezone=lead.get("timezone") or "", variants=variants[i])
             for i, (address, lead) in enumerate(accepted)
         ], batch_size=500)
     return campaign
@@ -249,6 +416,9 @@ def campaign_record(campaign: Campaign) -> dict:
         "steps": len(campaign.steps),
         "sending_window": campaign.sending_window,
         "stop_on_reply": True,
+        "auto_winner": campaign.auto_winner,
+        "stop_on_company_reply": campaign.stop_on_company_reply,
+        "match_mailbox_provider": campaign.match_mailbox_provider,
     }
 
 
@@ -301,7 +471,10 @@ def launch_recheck(*, campaign: Campaign) -> int:
 
 def _window_text(window: dict) -> str:
     days = ",".join(window["days"])
-    return f"{days} {window['start_hour']:02d}:00-{window['end_hour']:02d}:00 {window['timezone']}"
+    zone = window["timezone"]
+    if zone == "lead":
+        zone = f"in each lead's time zone (else {window.get('fallback_timezone')})"
+    return f"{days} {window['start_hour']:02d}:00-{window['end_hour']:02d}:00 {zone}"
 
 
 def launch_consequence() -> str:
@@ -315,7 +488,7 @@ def launch_consequence() -> str:
 def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
     """No token: what a launch would do, and a 24-hour confirmation token for a human to approve."""
     from accounts import services as accounts
-    from campaigns import selectors, templating
+    from campaigns import messages, selectors
     from core import errors
     from sending.selectors import mailboxes_active
 
@@ -328,10 +501,9 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
     pending = campaign.leads.filter(state=CampaignLead.State.PENDING)
     since_draft = _suppressed_pending(campaign).count()
     active = pending.count() - since_draft
-    first = pending.exclude(pk__in=_suppressed_pending(campaign).values("pk")).order_by("position").first()
-    step = campaign.steps[0]
-    values = templating.lead_values(email=first.email, first_name=first.first_name, last_name=first.last_name,
-                                    company_name=first.company_name, custom=first.custom) if first else {}
+    firsts = list(pending.exclude(pk__in=_suppressed_pending(campaign).values("pk")).order_by("position")[:3])
+    first = firsts[0] if firsts else None
+    samples = [messages.sample_first_message(lead, campaign) for lead in firsts]
     summary = {
         "action": f"Launch campaign \u201c{campaign.name}\u201d: {launch_consequence()}",
         "campaign_id": str(campaign.id),
@@ -341,8 +513,8 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
         "steps": len(campaign.steps),
         "sending_window": _window_text(campaign.sending_window),
         "first_step_to": first.email if first else "",
-        "first_step_subject": templating.render(step.get("subject") or "", values),
-        "first_step_body": templating.render(step["body"], values)[:1000],
+        "first_step_subject": samples[0]["subject"] if samples else "",
+        "first_step_body": samples[0]["body"][:1000] if samples else "",
     }
     token, plaintext = accounts.token_issue(workspace=workspace, verb="launch_campaign",
                                             params={"campaign_id": str(campaign.id)}, ttl=accounts.LAUNCH_TTL,
@@ -353,6 +525,7 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
         "mailboxes_active": len(mailboxes),
         "leads_active": active,
         "leads_suppressed_since_draft": since_draft,
+        "samples": samples,
         **accounts.token_fields(token, plaintext),
     }
 
@@ -362,7 +535,7 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
     with sending capacity, consume the token, remove leads suppressed since drafting (fail closed), attach
     every active mailbox, give each lead a sticky mailbox (round robin) and its first send time."""
     from accounts import services as accounts
-    from campaigns.window import add_local_days, next_open
+    from campaigns.window import add_local_days, for_lead, next_open, per_lead
     from core import errors
     from sending.selectors import mailboxes_active
 
@@ -380,16 +553,23 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
         removed = launch_recheck(campaign=campaign)
         now = timezone.now()
         window = campaign.sending_window
-        first_at = next_open(window, add_local_days(window, now, int(campaign.steps[0].get("wait_days") or 0)))
-        pks = list(campaign.leads.filter(state=CampaignLead.State.PENDING).order_by("position")
-                   .values_list("pk", flat=True))
-        by_mailbox: dict[int, list[int]] = {}
-        for i, pk in enumerate(pks):
-            by_mailbox.setdefault(i % len(mailboxes), []).append(pk)
-        for index, lead_pks in by_mailbox.items():
+        wait = int(campaign.steps[0].get("wait_days") or 0)
+        rows = list(campaign.leads.filter(state=CampaignLead.State.PENDING).order_by("position")
+                    .values_list("pk", "timezone"))
+        pks = [pk for pk, _ in rows]
+        first_at: dict[str, object] = {}  # per lead zone when the window is the lead's own (else one entry)
+        by_mailbox: dict[tuple[int, str], list[int]] = {}
+        for i, (pk, zone) in enumerate(rows):
+            zone = zone if per_lead(window) else ""
+            if zone not in first_at:
+                lead_window = for_lead(window, zone)
+                first_at[zone] = next_open(lead_window, add_local_days(lead_window, now, wait))
+            by_mailbox.setdefault((i % len(mailboxes), zone), []).append(pk)
+        for (index, zone), lead_pks in by_mailbox.items():
             for j in range(0, len(lead_pks), 500):
                 CampaignLead.objects.filter(pk__in=lead_pks[j:j + 500], state=CampaignLead.State.PENDING).update(
-                    state=CampaignLead.State.ACTIVE, mailbox=mailboxes[index], current_step=0, next_send_at=first_at)
+                    state=CampaignLead.State.ACTIVE, mailbox=mailboxes[index], current_step=0,
+                    next_send_at=first_at[zone])
         campaign.mailboxes.set(mailboxes)
         campaign.state = Campaign.State.LAUNCHED
         campaign.launched_at = now

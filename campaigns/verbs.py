@@ -8,13 +8,15 @@ from rest_framework import serializers
 
 from campaigns import headers, services, templating
 from campaigns.models import DEFAULT_WINDOW
-from campaigns.window import DAY_NAMES
+from campaigns.window import DAY_NAMES, LEAD_ZONE
 from core import errors
 from core.verbs import Outcome, StrictSerializer, Verb, register
 
 MAX_LEADS = 5000
 MAX_STEPS = 8
 MAX_NAME = 120
+MIN_VARIANTS, MAX_VARIANTS = 2, 5
+MIN_SENDS_PER_VARIANT = 20
 
 
 def _header_safe(value):
@@ -36,6 +38,13 @@ class LeadIn(StrictSerializer):
     company_name = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=300)
     custom = serializers.DictField(required=False, allow_empty=True,
                                    help_text="Extra template variables: {\"key\": string | number | boolean}.")
+    timezone = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64,
+                                     help_text="IANA time zone of the lead (used by `sending_window.timezone: lead`).")
+
+    def validate_timezone(self, value):
+        if value:
+            _check_zone(value)
+        return value or ""
 
     def validate_first_name(self, value):
         return _header_safe(value)
@@ -66,44 +75,103 @@ class LeadIn(StrictSerializer):
         return value
 
 
+def _check_zone(value: str) -> None:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise serializers.ValidationError(f"Unknown IANA time zone {value!r}.") from None
+
+
+def _check_subject(value):
+    problem = headers.header_text_problem(value) if value else None
+    if problem:
+        raise serializers.ValidationError(f"The subject {problem}.")
+    return value
+
+
+def _check_body(value):
+    if not value.strip():
+        raise serializers.ValidationError("This field may not be blank.")
+    return value
+
+
+class VariantIn(StrictSerializer):
+    subject = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=998,
+                                    help_text="Required in every variant of the first step.")
+    body = serializers.CharField(max_length=100_000, trim_whitespace=False)
+
+    def validate_subject(self, value):
+        return _check_subject(value)
+
+    def validate_body(self, value):
+        return _check_body(value)
+
+
 class StepIn(StrictSerializer):
     subject = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=998,
                                     help_text="Required on the first step. A later step without one continues the thread.")
-    body = serializers.CharField(max_length=100_000, trim_whitespace=False)
+    body = serializers.CharField(required=False, max_length=100_000, trim_whitespace=False,
+                                 help_text="Required unless the step has `variants`.")
+    variants = VariantIn(many=True, required=False, min_length=MIN_VARIANTS, max_length=MAX_VARIANTS,
+                         help_text=f"{MIN_VARIANTS} to {MAX_VARIANTS} alternative texts `{{subject?, body}}` instead "
+                                   "of `subject`/`body`; each lead gets one, evenly and deterministically.")
     wait_days = serializers.IntegerField(required=False, default=0, min_value=0, max_value=365,
                                          help_text="Days after the previous step's send (the first step's: after launch).")
 
     def validate_subject(self, value):
-        problem = headers.header_text_problem(value) if value else None
-        if problem:
-            raise serializers.ValidationError(f"The subject {problem}.")
-        return value
+        return _check_subject(value)
 
     def validate_body(self, value):
-        if not value.strip():
-            raise serializers.ValidationError("This field may not be blank.")
-        return value
+        return _check_body(value)
+
+    def validate(self, attrs):
+        if "variants" in attrs:
+            both = [f for f in ("subject", "body") if attrs.get(f)]
+            if both:
+                raise serializers.ValidationError(
+                    {f: ["A step has either `variants` or its own subject and body, not both."] for f in both})
+        elif "body" not in attrs:
+            raise serializers.ValidationError({"body": ["This field is required (or give `variants`)."]})
+        return attrs
 
 
 class WindowIn(StrictSerializer):
-    timezone = serializers.CharField(required=False, default="UTC", max_length=64, help_text="IANA time zone name.")
+    timezone = serializers.CharField(required=False, default="UTC", max_length=64, help_text=(
+        "IANA time zone name, or `lead`: each lead in its own `timezone` (then `fallback_timezone` is required)."))
+    fallback_timezone = serializers.CharField(required=False, max_length=64, help_text=(
+        "With `timezone: lead`: the IANA zone of leads without one."))
     days = serializers.ListField(child=serializers.ChoiceField(choices=list(DAY_NAMES)), required=False,
                                  min_length=1, max_length=7, default=list(DEFAULT_WINDOW["days"]))
     start_hour = serializers.IntegerField(required=False, default=9, min_value=0, max_value=23)
     end_hour = serializers.IntegerField(required=False, default=17, min_value=1, max_value=24)
 
     def validate_timezone(self, value):
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError, OSError):
-            raise serializers.ValidationError(f"Unknown IANA time zone {value!r}.") from None
+        if value != LEAD_ZONE:
+            _check_zone(value)
+        return value
+
+    def validate_fallback_timezone(self, value):
+        _check_zone(value)
         return value
 
     def validate(self, attrs):
         if attrs["start_hour"] >= attrs["end_hour"]:
             raise serializers.ValidationError({"end_hour": ["end_hour must be after start_hour."]})
+        if attrs.get("timezone") == LEAD_ZONE and not attrs.get("fallback_timezone"):
+            raise serializers.ValidationError({"fallback_timezone": [
+                "Required with timezone \"lead\": the zone of leads without one."]})
+        if attrs.get("timezone") != LEAD_ZONE and "fallback_timezone" in attrs:
+            raise serializers.ValidationError({"fallback_timezone": ["Only with timezone \"lead\"."]})
         attrs["days"] = [d for d in DAY_NAMES if d in set(attrs["days"])]
         return attrs
+
+
+class AutoWinnerIn(StrictSerializer):
+    metric = serializers.ChoiceField(choices=["interested_rate", "reply_rate"], help_text=(
+        "interested_rate: leads with an `interested` reply / sends; reply_rate: leads who replied (out-of-office "
+        "and bounces excluded) / sends."))
+    min_sends_per_variant = serializers.IntegerField(min_value=MIN_SENDS_PER_VARIANT, max_value=100_000, help_text=(
+        "Every variant of a step needs this many sends before a winner may be chosen (at least 20)."))
 
 
 class CreateCampaignIn(StrictSerializer):
@@ -113,6 +181,15 @@ class CreateCampaignIn(StrictSerializer):
     sending_window = WindowIn(required=False)
     stop_on_reply = serializers.BooleanField(required=False, default=True,
                                              help_text="Always true: a reply stops that lead's sequence.")
+    auto_winner = AutoWinnerIn(required=False, allow_null=True, help_text=(
+        "Send only the best variant of a step to the leads still to reach it, once every variant has "
+        "`min_sends_per_variant` sends and the leader passes the documented test (docs/campaigns.md)."))
+    stop_on_company_reply = serializers.BooleanField(required=False, default=False, help_text=(
+        "A reply (not out-of-office, not a bounce) from any lead of a company domain stops the other leads of "
+        "that domain in this campaign (`stopped_company_replied`); free-mail domains excluded."))
+    match_mailbox_provider = serializers.BooleanField(required=False, default=False, help_text=(
+        "Send leads whose domain's MX is Google-hosted from a Google mailbox and Microsoft-hosted from a "
+        "Microsoft one when the campaign has one with capacity left that day, otherwise from any."))
 
     def validate_stop_on_reply(self, value):
         if value is not True:
@@ -122,21 +199,39 @@ class CreateCampaignIn(StrictSerializer):
     def validate(self, attrs):
         steps = attrs["steps"]
         problems: list[dict] = [{} for _ in steps]
-        if not (steps[0].get("subject") or "").strip():
-            problems[0]["subject"] = ["The first step needs a subject."]
         allowed = set(templating.STANDARD_VARIABLES)
         for lead in attrs["leads"]:
             allowed.update((lead.get("custom") or {}).keys())
         for i, step in enumerate(steps):
-            for field in ("subject", "body"):
-                unknown = templating.unknown_variables(step.get(field) or "", allowed)
-                if unknown:
-                    problems[i].setdefault(field, []).append(
-                        "Unknown variable(s): " + ", ".join("{{" + u + "}}" for u in unknown)
-                        + ". Known: " + ", ".join(sorted(allowed)) + ".")
+            texts = ([(problems[i].setdefault("variants", {}).setdefault(j, {}), v)
+                      for j, v in enumerate(step["variants"])] if "variants" in step else [(problems[i], step)])
+            for where, text in texts:
+                if i == 0 and not (text.get("subject") or "").strip():
+                    where["subject"] = ["The first step needs a subject."
+                                        if where is problems[i] else "Every variant of the first step needs a subject."]
+                for field in ("subject", "body"):
+                    for message in text_problems(text.get(field) or "", allowed):
+                        where.setdefault(field, []).append(message)
+            if not any(problems[i].get("variants", {}).values()):
+                problems[i].pop("variants", None)
         if any(problems):
             raise serializers.ValidationError({"steps": {i: p for i, p in enumerate(problems) if p}})
+        if attrs.get("auto_winner") and not any("variants" in s for s in steps):
+            raise serializers.ValidationError({"auto_winner": ["Needs at least one step with `variants`."]})
         return attrs
+
+
+def text_problems(text: str, allowed: set[str]) -> list[str]:
+    """What is wrong with one subject or body: broken spintax (with its position), unknown variables. The
+    console's campaign form shows the same messages."""
+    problem = templating.spintax_problem(text)
+    if problem:
+        return [problem[0].upper() + problem[1:] + "."]
+    unknown = templating.unknown_variables(templating.spintax_flatten(text), allowed)
+    if unknown:
+        return ["Unknown variable(s): " + ", ".join("{{" + u + "}}" for u in unknown)
+                + ". Known: " + ", ".join(sorted(allowed)) + "."]
+    return []
 
 
 class CampaignOut(serializers.Serializer):
@@ -152,14 +247,26 @@ class CampaignOut(serializers.Serializer):
     steps = serializers.IntegerField()
     sending_window = serializers.DictField()
     stop_on_reply = serializers.BooleanField()
+    auto_winner = serializers.DictField(allow_null=True, help_text="{metric, min_sends_per_variant} or null")
+    stop_on_company_reply = serializers.BooleanField()
+    match_mailbox_provider = serializers.BooleanField()
 
 
-def run_create(ctx, *, name, leads, steps, sending_window=None, stop_on_reply=True) -> Outcome:
+def _clean_step(step: dict) -> dict:
+    if "variants" in step:
+        return {"variants": [{"subject": (v.get("subject") or None), "body": v["body"]} for v in step["variants"]],
+                "wait_days": step.get("wait_days", 0)}
+    return {"subject": (step.get("subject") or None), "body": step["body"], "wait_days": step.get("wait_days", 0)}
+
+
+def run_create(ctx, *, name, leads, steps, sending_window=None, stop_on_reply=True, auto_winner=None,
+               stop_on_company_reply=False, match_mailbox_provider=False) -> Outcome:
     window = dict(sending_window) if sending_window else dict(DEFAULT_WINDOW)
-    clean_steps = [{"subject": (s.get("subject") or None), "body": s["body"], "wait_days": s.get("wait_days", 0)}
-                   for s in steps]
     campaign = services.campaign_create(workspace=ctx.workspace, name=name.strip() or name, leads=leads,
-                                        steps=clean_steps, sending_window=window)
+                                        steps=[_clean_step(s) for s in steps], sending_window=window,
+                                        auto_winner=dict(auto_winner) if auto_winner else None,
+                                        stop_on_company_reply=stop_on_company_reply,
+                                        match_mailbox_provider=match_mailbox_provider)
     return Outcome(result=services.campaign_record(campaign))
 
 
@@ -172,7 +279,13 @@ create_campaign = register(Verb(
         "counted in `suppressed_reasons`. Steps support `{{first_name}}`, `{{last_name}}`, `{{company_name}}`, "
         "`{{email}}`, any `custom` key, and fallbacks such as `{{first_name|there}}`; an unknown variable is 400. "
         "The first step needs a subject; a later step without one is sent as a reply in the same thread. "
-        "`sending_window` defaults to mon-fri 9-17 UTC."
+        "A step may carry 2-5 `variants` (`{subject?, body}`) instead of one text: leads are assigned evenly and "
+        "deterministically, and `auto_winner` sends only the best one once the documented test picks it. "
+        "Spintax `{{RANDOM | A | B}}` picks one option per lead and place (an empty option or unbalanced block is "
+        "400 naming the step and position). `sending_window` defaults to mon-fri 9-17 UTC; `timezone: \"lead\"` "
+        "(with `fallback_timezone`) sends each lead in its own `timezone`. `stop_on_company_reply` stops a "
+        "company's other leads when one replies; `match_mailbox_provider` sends Google- and Microsoft-hosted "
+        "leads from mailboxes of the same provider."
     ),
 ))
 
@@ -181,6 +294,13 @@ class LaunchIn(StrictSerializer):
     campaign_id = serializers.UUIDField()
     confirmation_token = serializers.CharField(required=False, max_length=200,
                                                help_text="Absent: preview + token. Present and approved: launch.")
+
+
+class SampleOut(serializers.Serializer):
+    to = serializers.CharField()
+    variant = serializers.IntegerField(allow_null=True, help_text="0-based variant index, null without variants")
+    subject = serializers.CharField()
+    body = serializers.CharField()
 
 
 class LaunchOut(serializers.Serializer):
@@ -192,6 +312,8 @@ class LaunchOut(serializers.Serializer):
     confirmation_token = serializers.CharField(required=False, help_text="preview; single use, 24 hours")
     confirmation_expires_at = serializers.DateTimeField(required=False, help_text="preview")
     approval_url = serializers.URLField(required=False, help_text="preview: a human approves here")
+    samples = SampleOut(many=True, required=False, help_text=(
+        "preview: the first message as the first three leads will get it (variant chosen, spintax spun)."))
     mailboxes_attached = serializers.IntegerField(required=False, help_text="launched")
     leads_suppressed_at_launch = serializers.IntegerField(required=False, help_text="launched")
 
@@ -272,16 +394,33 @@ class MessageStatsOut(serializers.Serializer):
                                                   "mid-send): never re-sent; see the leads' send_in_doubt.")
 
 
+class VariantStatsOut(serializers.Serializer):
+    variant = serializers.IntegerField(help_text="0-based index into the step's `variants`")
+    sent = serializers.IntegerField()
+    replies = serializers.IntegerField(help_text="Leads who replied to it (out-of-office and bounces excluded).")
+    interested = serializers.IntegerField(help_text="Leads whose reply is `interested`.")
+    bounced = serializers.IntegerField()
+
+
+class StepStatsOut(serializers.Serializer):
+    step = serializers.IntegerField(help_text="1-based")
+    sent = serializers.IntegerField()
+    variants = VariantStatsOut(many=True, help_text="Empty for a step without variants.")
+    winner = serializers.IntegerField(allow_null=True, help_text="0-based index of the chosen variant (auto_winner).")
+    winner_chosen_at = serializers.DateTimeField(allow_null=True)
+
+
 class StatsOut(serializers.Serializer):
     leads = serializers.DictField(child=serializers.IntegerField(), help_text=(
         "Leads by status: queued, active, finished, replied, bounced, unsubscribed, suppressed_at_send, "
-        "suppressed, send_unknown, stopped, removed_at_launch, and total."))
+        "suppressed, send_unknown, stopped_company_replied, stopped, removed_at_launch, and total."))
     messages = MessageStatsOut()
     replies = serializers.DictField(child=serializers.IntegerField(), help_text="Replies by classification.")
     leads_contacted = serializers.IntegerField()
     bounce_rate = serializers.FloatField(allow_null=True, help_text="bounced / (sent + bounced attempts)")
     reply_rate = serializers.FloatField(allow_null=True, help_text=(
         "leads who replied (out-of-office and bounces excluded) / leads contacted"))
+    steps = StepStatsOut(many=True, help_text="Per step: sends, per-variant figures and the winner.")
 
 
 class CampaignDetailOut(CampaignOut):
@@ -361,7 +500,7 @@ class ListLeadsIn(StrictSerializer):
     limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=LIST_MAX)
     status = serializers.ChoiceField(required=False, choices=[
         "queued", "active", "finished", "replied", "bounced", "unsubscribed", "suppressed_at_send", "suppressed",
-        "send_unknown", "stopped", "removed_at_launch"], help_text="Only leads with this status.")
+        "send_unknown", "stopped_company_replied", "stopped", "removed_at_launch"], help_text="Only leads with this status.")
 
 
 class SendInDoubtOut(serializers.Serializer):
@@ -377,11 +516,19 @@ class CampaignLeadOut(serializers.Serializer):
     last_name = serializers.CharField()
     company_name = serializers.CharField()
     status = serializers.CharField(help_text="queued, active, finished, replied, bounced, unsubscribed, "
-                                             "suppressed_at_send, suppressed, send_unknown, stopped, removed_at_launch")
+                                             "suppressed_at_send, suppressed, send_unknown, stopped_company_replied, "
+                                             "stopped, removed_at_launch")
     state = serializers.CharField(help_text="pending, active, finished, stopped, removed")
     stop_reason = serializers.CharField(allow_null=True)
     stopped_at = serializers.DateTimeField(allow_null=True)
     mailbox_id = serializers.CharField(allow_null=True)
+    timezone = serializers.CharField(allow_null=True, help_text="The lead's IANA time zone, if given.")
+    recipient_provider = serializers.ChoiceField(choices=["google", "microsoft", "other"], allow_null=True, help_text=(
+        "Who hosts the lead's mail (its domain's MX), recorded before the first send when the campaign has "
+        "`match_mailbox_provider`; null otherwise."))
+    variants = serializers.ListField(child=serializers.IntegerField(allow_null=True), help_text=(
+        "The lead's assigned variant per step (0-based; null for a step without variants). A chosen winner "
+        "overrides it for steps not yet sent."))
     last_step_sent = serializers.IntegerField(allow_null=True, help_text="1-based")
     last_sent_at = serializers.DateTimeField(allow_null=True)
     next_step = serializers.IntegerField(allow_null=True, help_text="1-based")

@@ -2,6 +2,9 @@
 
 A window is `{"timezone": IANA name, "days": ["mon", ...], "start_hour": h0, "end_hour": h1}` with
 0 <= h0 < h1 <= 24: sends happen on those local days from h0:00 (inclusive) to h1:00 (exclusive).
+
+`"timezone": "lead"` (with `"fallback_timezone"`) means each lead's own zone: `for_lead` turns such a window
+into the concrete window of one lead, which every function below then takes.
 """
 
 from __future__ import annotations
@@ -10,6 +13,19 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+LEAD_ZONE = "lead"
+
+
+def per_lead(window: dict) -> bool:
+    return window.get("timezone") == LEAD_ZONE
+
+
+def for_lead(window: dict, lead_timezone: str = "") -> dict:
+    """The concrete window of one lead: a per-lead window takes the lead's zone (or the fallback); any other
+    window is returned as is."""
+    if not per_lead(window):
+        return window
+    return {**window, "timezone": lead_timezone or window["fallback_timezone"]}
 
 
 def _local_at(day, hour: int, tz: ZoneInfo) -> datetime:

@@ -237,6 +237,7 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
 
 
 def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
+    from campaigns import services as campaign_services
     from campaigns.models import SentMessage
     from campaigns.services import lead_stop, leads_lock_for_stop, suppression_add
 
@@ -256,8 +257,10 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
     elif reply.from_email:
         addresses.append(reply.from_email)
     addresses = [a for a in dict.fromkeys(_text(a.strip().lower(), 254) for a in addresses if a and "@" in a)]
-    leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pk=lead.pk)  # one person in two campaigns
+    colleagues = campaign_services.company_leads_to_stop(lead=lead, label=verdict.label)  # stop_on_company_reply
+    leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pk=lead.pk, lead_pks=colleagues)
     stopped = [lead.pk] if lead_stop(lead=lead, reason=reason) else []
+    stopped += campaign_services.company_stop(lead_pks=colleagues)
     for addr in addresses:
         suppression_add(workspace=workspace, email=addr, reason=reason, source=source)
     if verdict.label != cl.BOUNCE:

@@ -68,3 +68,44 @@ def test_read_pause_resume_over_mcp(live, api_key, owner, workspace):  # noqa: F
     again = call(live, api_key, "resume_campaign", {"campaign_id": cid, "idempotency_key": "r-2"})
     assert again.structured_content["error"]["code"] == "campaign_not_paused"
     assert Campaign.objects.get(pk=cid).state == "launched"
+
+
+def test_variant_options_in_the_tool_schema_and_openapi(live, api_key, owner, workspace, client):  # noqa: F811
+    """The MCP tool's input schema and OpenAPI carry variants, spintax-bearing texts and the new options; a
+    variant campaign created over MCP reads back with per-variant stats and launch samples."""
+    from tests.campaigns.conftest import ALWAYS
+    from tests.mcpserver.conftest import mcp_session as session
+
+    tools = {t.name: t for t in session(live.url, api_key, lambda c: c.list_tools()).tools}
+    props = tools["create_campaign"].input_schema["properties"]
+    assert {"auto_winner", "stop_on_company_reply", "match_mailbox_provider"} <= set(props)
+    text = str(tools["create_campaign"].input_schema)
+    assert "variants" in text and "fallback_timezone" in text and "min_sends_per_variant" in text
+
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    step_stats = next(v for k, v in schemas.items() if k.startswith("StepStats"))
+    assert set(step_stats["properties"]) == {"step", "sent", "variants", "winner", "winner_chosen_at"}
+    variant_stats = next(v for k, v in schemas.items() if k.startswith("VariantStats"))
+    assert set(variant_stats["properties"]) == {"variant", "sent", "replies", "interested", "bounced"}
+    assert "samples" in str(spec)
+
+    make_active_mailbox(workspace)
+    body = campaign_body(sending_window=ALWAYS, steps=[
+        {"variants": [{"subject": "{{RANDOM | Hi | Hello}} {{first_name|there}}", "body": "A"},
+                      {"subject": "Quick one", "body": "B"}]}],
+        auto_winner={"metric": "reply_rate", "min_sends_per_variant": 20}, idempotency_key="mcp-v1")
+    created = call(live, api_key, "create_campaign", body)
+    assert not created.is_error, created
+    cid = created.structured_content["result"]["campaign_id"]
+    got = call(live, api_key, "get_campaign", {"campaign_id": cid}).structured_content
+    assert got["stats"]["steps"] == [{"step": 1, "sent": 0, "winner": None, "winner_chosen_at": None, "variants": [
+        {"variant": 0, "sent": 0, "replies": 0, "interested": 0, "bounced": 0},
+        {"variant": 1, "sent": 0, "replies": 0, "interested": 0, "bounced": 0}]}]
+    preview = call(live, api_key, "launch_campaign", {"campaign_id": cid}).structured_content["result"]
+    assert len(preview["samples"]) == 2 and {s["variant"] for s in preview["samples"]} <= {0, 1}
+    broken = call(live, api_key, "create_campaign", {**body, "idempotency_key": "mcp-v2", "steps": [
+        {"subject": "{{RANDOM | a | }}", "body": "x"}]})
+    assert broken.is_error
+    assert broken.structured_content["error"]["details"]["fields"] == {
+        "steps.0.subject": ["Spintax at character 1: option 2 is empty."]}
