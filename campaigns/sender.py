@@ -200,7 +200,8 @@ def _matching_mailbox(lead: CampaignLead, campaign: Campaign, now: datetime):
     from sending.selectors import mailbox_provider_kind
 
     kind = lead.recipient_provider
-    mailboxes = list(campaign.mailboxes.filter(status=Mailbox.Status.ACTIVE).order_by("pk"))
+    mailboxes = [m for m in campaign.mailboxes.filter(status=Mailbox.Status.ACTIVE).order_by("pk")
+                 if getattr(m, "health_state", "") != "paused"]  # a deliverability pause: never chosen
     used = sends_today([m.pk for m in mailboxes], now)
     open_ = [m for m in mailboxes if used.get(m.pk, 0) < daily_cap(m, now)]
     matching = [m for m in open_ if kind in ("google", "microsoft") and mailbox_provider_kind(m) == kind]

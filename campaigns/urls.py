@@ -8,6 +8,7 @@ console = ([
 
 pages = ([
     path("", console_campaigns.campaign_list, name="list"),
+    path("new", console_campaigns.campaign_new, name="new"),
     path("<uuid:campaign_id>/", console_campaigns.campaign_detail, name="detail"),
     path("<uuid:campaign_id>/pause", console_campaigns.campaign_pause, name="pause"),
     path("<uuid:campaign_id>/resume", console_campaigns.campaign_resume, name="resume"),

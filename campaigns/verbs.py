@@ -259,14 +259,17 @@ def _clean_step(step: dict) -> dict:
     return {"subject": (step.get("subject") or None), "body": step["body"], "wait_days": step.get("wait_days", 0)}
 
 
-def run_create(ctx, *, name, leads, steps, sending_window=None, stop_on_reply=True, auto_winner=None,
-               stop_on_company_reply=False, match_mailbox_provider=False) -> Outcome:
-    window = dict(sending_window) if sending_window else dict(DEFAULT_WINDOW)
-    campaign = services.campaign_create(workspace=ctx.workspace, name=name.strip() or name, leads=leads,
-                                        steps=[_clean_step(s) for s in steps], sending_window=window,
-                                        auto_winner=dict(auto_winner) if auto_winner else None,
-                                        stop_on_company_reply=stop_on_company_reply,
-                                        match_mailbox_provider=match_mailbox_provider)
+def run_create_args(*, name, leads, steps, sending_window=None, stop_on_reply=True, auto_winner=None,
+                    stop_on_company_reply=False, match_mailbox_provider=False) -> dict:
+    """campaign_create's arguments from validated create_campaign input (the API and the console's form)."""
+    return {"name": name.strip() or name, "leads": leads, "steps": [_clean_step(s) for s in steps],
+            "sending_window": dict(sending_window) if sending_window else dict(DEFAULT_WINDOW),
+            "auto_winner": dict(auto_winner) if auto_winner else None,
+            "stop_on_company_reply": stop_on_company_reply, "match_mailbox_provider": match_mailbox_provider}
+
+
+def run_create(ctx, **data) -> Outcome:
+    campaign = services.campaign_create(workspace=ctx.workspace, **run_create_args(**data))
     return Outcome(result=services.campaign_record(campaign))
 
 

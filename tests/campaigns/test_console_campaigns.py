@@ -109,3 +109,57 @@ def test_send_in_doubt_is_shown(launched, owner, clock, monkeypatch):
     assert "Outcome unknown" in html
     msg = SentMessage.objects.get(state="sending")
     assert msg.message_id in html
+
+
+def _new_campaign_form(**over):
+    import json
+
+    form = {"name": "Console draft", "leads": "email,first_name,company_name,timezone,city\n"
+            "ann@acme.test,Ann,Acme,Europe/Oslo,Oslo\nbob@beta.test,,Beta,,\n",
+            "steps": json.dumps([{"variants": [{"subject": "{{RANDOM | Hi | Hello}} {{first_name|there}}",
+                                                "body": "About {{city|your city}}"},
+                                               {"subject": "Quick one", "body": "B"}], "wait_days": 0}]),
+            "timezone": "lead", "fallback_timezone": "Europe/Berlin", "day_mon": "1", "day_tue": "1",
+            "start_hour": "9", "end_hour": "17", "metric": "reply_rate", "min_sends": "20",
+            "stop_on_company_reply": "1"}
+    form.update(over)
+    return form
+
+
+def test_console_creates_a_draft_with_the_apis_rules(owner, api):
+    import json
+
+    from tests.campaigns.helpers import create
+
+    c = signed_in(owner)
+    assert c.get("/console/campaigns/new").status_code == 200
+    resp = c.post("/console/campaigns/new", _new_campaign_form())
+    assert resp.status_code == 302, resp.content.decode()[:2000]
+    campaign = Campaign.objects.get(name="Console draft")
+    assert campaign.state == "draft" and campaign.leads_accepted == 2 and campaign.stop_on_company_reply
+    assert campaign.auto_winner == {"metric": "reply_rate", "min_sends_per_variant": 20}
+    assert campaign.sending_window == {"timezone": "lead", "fallback_timezone": "Europe/Berlin",
+                                       "days": ["mon", "tue"], "start_hour": 9, "end_hour": 17}
+    ann = campaign.leads.get(email="ann@acme.test")
+    assert ann.timezone == "Europe/Oslo" and ann.custom == {"city": "Oslo"}
+    assert "Variant A" in c.get(f"/console/campaigns/{campaign.pk}/").content.decode()
+
+    # the same broken input through the form and through the API: the same field paths and messages
+    bad_steps = [{"subject": "ok", "body": "ok"},
+                 {"variants": [{"subject": "{{RANDOM | a | }}", "body": "x"}, {"body": "{{nope}}"}]}]
+    from django.utils.html import escape
+
+    for form, body, paths in (
+            ({"steps": json.dumps(bad_steps)}, {"steps": bad_steps},
+             {"steps.1.variants.0.subject", "steps.1.variants.1.body"}),
+            ({"fallback_timezone": ""}, {"sending_window": {"timezone": "lead"}}, {"sending_window.fallback_timezone"})):
+        resp = c.post("/console/campaigns/new", _new_campaign_form(**form))
+        assert resp.status_code == 400
+        html = resp.content.decode()
+        api_fields = create(api, leads=[{"email": "ann@acme.test", "custom": {"city": "Oslo"}}],
+                            **body).json()["error"]["details"]["fields"]
+        assert set(api_fields) == paths, api_fields
+        for path, msgs in api_fields.items():
+            for m in msgs:
+                assert f'<span class="mono">{path}</span>: {escape(m)}' in html, (path, m)
+    assert Campaign.objects.filter(name="Console draft").count() == 1
