@@ -147,8 +147,9 @@ class SentMessage(models.Model):
             models.Index(fields=["state", "claimed_at"], name="sentmessage_state_idx"),
             models.Index(fields=["campaign_lead", "step_index"], name="sentmessage_lead_step_idx"),
             models.Index(fields=["mailbox", "claimed_at"], name="sentmessage_mailbox_day_idx"),
-            # campaign stats: messages by (state, step, bounced) as an index-only GROUP BY
-            models.Index(fields=["campaign", "state", "step_index", "bounced"], name="sentmessage_camp_stats_idx"),
+            # campaign stats: messages by (state, step, bounced, variant) as an index-only GROUP BY
+            models.Index(fields=["campaign", "state", "step_index", "bounced", "variant"],
+                         name="sentmessage_camp_stats_idx"),
         ]
 
     def __str__(self):

@@ -230,7 +230,8 @@ def campaign_pick_winners(*, campaign_id) -> list[int]:
 
     chosen = []
     with transaction.atomic():
-        campaign = (Campaign.objects.select_for_update().filter(pk=campaign_id, state=Campaign.State.LAUNCHED)
+        campaign = (Campaign.objects.select_for_update(no_key=True)  # sends that reference it (claims) go on
+                    .filter(pk=campaign_id, state=Campaign.State.LAUNCHED)
                     .exclude(auto_winner__isnull=True).first())
         if campaign is None or not campaign.auto_winner:
             return []
