@@ -37,7 +37,7 @@ def reply_correct(*, workspace, reply_id: str, label: str, user) -> ReplyCorrect
     """Correct a classified reply's label. Returns the recorded correction, or None when the label is already
     `label` (nothing to record). Unknown reply (or another workspace's): NotFound. Unclassified: InvalidRequest."""
     from campaigns.models import CampaignLead, Suppression
-    from campaigns.services import leads_lock_for_stop, suppression_add
+    from campaigns.services import company_leads_to_stop, company_stop, leads_lock_for_stop, suppression_add
 
     if label not in Classification.values:
         raise errors.InvalidRequest(details={"fields": {"label": [f"One of {', '.join(Classification.values)}."]}})
@@ -68,7 +68,11 @@ def reply_correct(*, workspace, reply_id: str, label: str, user) -> ReplyCorrect
         if label != "bounce" and reply.from_email and "@" in reply.from_email:
             addresses.append(reply.from_email.lower())
         ours = _sources(reply)
-        leads_lock_for_stop(workspace=workspace, emails=addresses)  # the leads a new suppression may stop
+        # the leads a new suppression may stop, and a company's other leads (stop_on_company_reply) when the
+        # new label is a real answer; like a suppression, a company stop is never lifted by a correction
+        colleagues = company_leads_to_stop(lead=lead, label=label)
+        leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pks=colleagues)
+        company_stop(lead_pks=colleagues)
         for address in dict.fromkeys(addresses):
             existing = Suppression.objects.select_for_update().filter(workspace=workspace, email=address).first()
             if existing is None:

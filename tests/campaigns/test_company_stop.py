@@ -86,3 +86,18 @@ def _leads(cid, *emails):
     from campaigns.models import CampaignLead
 
     return list(CampaignLead.objects.filter(campaign_id=cid, email__in=emails))
+
+
+def test_a_correction_to_a_real_answer_stops_the_company(api, owner, workspace):
+    from replies.corrections import reply_correct
+    from replies.models import Reply
+
+    cid, mailbox, sent = _launched(api, owner, workspace, stop_on_company_reply=True)
+    _reply(mailbox, sent, "eve@other.test", "I am out of the office until Monday with limited access to email.",
+           extra="Auto-Submitted: auto-replied")
+    assert _states(cid)["fay@other.test"] == ("active", "")
+    reply = Reply.objects.get(from_email="eve@other.test")
+    reply_correct(workspace=workspace, reply_id=reply.pk, label="interested", user=owner)
+    assert _states(cid)["fay@other.test"] == ("stopped", "stopped_company_replied")
+    reply_correct(workspace=workspace, reply_id=reply.pk, label="out_of_office", user=owner)
+    assert _states(cid)["fay@other.test"] == ("stopped", "stopped_company_replied")  # never lifted
