@@ -152,3 +152,47 @@ def test_campaigns_and_replies_in_the_browser(live_server, settings, browser, tm
     assert len(lines) == 1 and row["reply_id"] == bob.pk and row["label"] == "not_interested"
     assert "Please take me off your list." in row["raw"]
     context.close()
+
+
+def test_new_campaign_with_variants_in_the_browser(live_server, settings, browser):
+    """The owner drafts a campaign with variants on the New campaign page: a broken spintax is refused with the
+    API's message; the fixed draft's page shows the variants side by side."""
+    from campaigns.models import Campaign
+    from tests.factories import make_workspace
+
+    base = live_server.url
+    settings.BASE_URL = base
+    workspace, owner, key = make_workspace(email="vera@example.com", name="Variants")
+    from django.conf import settings as dj
+    from django.test import Client
+
+    client = Client()
+    client.force_login(owner)
+    context = browser.new_context(viewport={"width": 1200, "height": 860})
+    context.add_cookies([{"name": dj.SESSION_COOKIE_NAME, "value": client.cookies[dj.SESSION_COOKIE_NAME].value,
+                          "url": base}])
+    page = context.new_page()
+    expect = playwright_api.expect
+    page.goto(f"{base}/console/campaigns/")
+    page.get_by_role("link", name="New campaign").click()
+    expect(page.get_by_role("heading", name="New campaign")).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("Subject test")
+    page.get_by_role("textbox", name="Leads (CSV").fill("email,first_name\nann@acme.example,Ann\nbob@beta.example,Bob\n")
+    steps = [{"variants": [{"subject": "{{RANDOM | Hi | }} {{first_name}}", "body": "Text A"},
+                           {"subject": "Quick one, {{first_name}}", "body": "Text B"}]}]
+    page.get_by_role("textbox", name="Steps (JSON").fill(json.dumps(steps))
+    page.get_by_role("button", name="Create draft").click()
+    expect(page.get_by_test_id("form-errors")).to_contain_text(
+        "steps.0.variants.0.subject: Spintax at character 1: option 2 is empty.")
+    steps[0]["variants"][0]["subject"] = "{{RANDOM | Hi | Hello}} {{first_name}}"
+    page.get_by_role("textbox", name="Steps (JSON").fill(json.dumps(steps))
+    page.get_by_role("button", name="Create draft").click()
+    expect(page.get_by_role("heading", name="Subject test")).to_be_visible()
+    campaign = Campaign.objects.get(name="Subject test")
+    assert campaign.state == "draft" and campaign.leads_accepted == 2
+    a, b = page.get_by_test_id("variant-1-A"), page.get_by_test_id("variant-1-B")
+    expect(a).to_contain_text("Text A")
+    expect(b).to_contain_text("Quick one, Ann")
+    box_a, box_b = a.bounding_box(), b.bounding_box()
+    assert abs(box_a["y"] - box_b["y"]) < 2 and box_b["x"] > box_a["x"] + box_a["width"] - 2  # side by side
+    context.close()
