@@ -50,13 +50,14 @@ MICROSOFT_SMTP_HOSTS = ("smtp.office365.com", "smtp-mail.outlook.com", "smtp.liv
 
 def mailbox_provider_kind(mailbox: Mailbox) -> str:
     """Who hosts a mailbox: `google`, `microsoft` or `other`. Known from how the service signs in to it: an
-    OAuth-connected Google account or a Google Workspace mailbox (`oauth_provider` google / google_workspace), an
-    OAuth-connected Microsoft account (`microsoft`), or a password mailbox on Google's or Microsoft's SMTP
-    submission hosts. Sandbox mailboxes and every other SMTP host are `other`."""
+    OAuth-connected Google account or a bought Google Workspace mailbox (`oauth_provider` google /
+    google_workspace), an OAuth-connected Microsoft account or a bought Microsoft 365 mailbox (microsoft /
+    microsoft365), or a password mailbox on Google's or Microsoft's SMTP submission hosts. Sandbox mailboxes and
+    every other SMTP host are `other`."""
     oauth = (mailbox.oauth_provider or "").lower()
     host = (mailbox.smtp_host or "").lower().rstrip(".")
     if oauth in ("google", "google_workspace") or host in GOOGLE_SMTP_HOSTS:
         return "google"
-    if oauth == "microsoft" or host in MICROSOFT_SMTP_HOSTS:
+    if oauth in ("microsoft", "microsoft365") or host in MICROSOFT_SMTP_HOSTS:
         return "microsoft"
     return "other"

@@ -51,9 +51,9 @@ def test_provider_kind_of_mailboxes(workspace):
 
     kinds = [mailbox_provider_kind(make_active_mailbox(workspace, **fields)) for fields in (
         {"oauth_provider": "google"}, {"oauth_provider": "google_workspace"}, {"oauth_provider": "microsoft"},
-        {"smtp_host": "smtp.gmail.com"}, {"smtp_host": "smtp.office365.com"}, {"smtp_host": "mail.example.test"},
-        {})]
-    assert kinds == ["google", "google", "microsoft", "google", "microsoft", "other", "other"]
+        {"oauth_provider": "microsoft365"}, {"smtp_host": "smtp.gmail.com"}, {"smtp_host": "smtp.office365.com"},
+        {"smtp_host": "mail.example.test"}, {})]
+    assert kinds == ["google", "google", "microsoft", "microsoft", "google", "microsoft", "other", "other"]
 
 
 def test_recipient_provider_from_mx_and_cached(mx_map):
