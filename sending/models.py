@@ -29,6 +29,10 @@ def _operation_id() -> str:
     return new_id("op_")
 
 
+GOOGLE_SMTP_HOSTS = ("smtp.gmail.com", "smtp.google.com", "smtp-relay.gmail.com")
+MICROSOFT_SMTP_HOSTS = ("smtp.office365.com", "smtp-mail.outlook.com", "smtp.live.com")
+
+
 class Provider(models.TextChoices):
     SANDBOX = "sandbox"  # built-in local provider (SANDBOX=1): mail goes to the Maildir sink
     BYO = "byo"  # bring your own mailbox: an existing SMTP/IMAP account registered in the console
@@ -201,10 +205,11 @@ class Mailbox(models.Model):
         with, and what `GET /v1/mailboxes` shows as `mail_provider`)."""
         if self.mail_provider:
             return self.mail_provider
-        host = (self.smtp_host or "").lower()
-        if self.oauth_provider in ("google", "google_workspace") or host.endswith(("gmail.com", "google.com")):
+        oauth = (self.oauth_provider or "").lower()
+        host = (self.smtp_host or "").lower().rstrip(".")
+        if oauth in ("google", "google_workspace") or host in GOOGLE_SMTP_HOSTS:
             return "google"
-        if self.oauth_provider in ("microsoft", "microsoft365") or host.endswith(("office365.com", "outlook.com")):
+        if oauth in ("microsoft", "microsoft365") or host in MICROSOFT_SMTP_HOSTS:
             return "microsoft"
         return "other"
 

@@ -44,20 +44,9 @@ def operation_get(*, workspace, operation_id: str) -> Operation:
         raise errors.NotFound("No such operation.") from None
 
 
-GOOGLE_SMTP_HOSTS = ("smtp.gmail.com", "smtp.google.com", "smtp-relay.gmail.com")
-MICROSOFT_SMTP_HOSTS = ("smtp.office365.com", "smtp-mail.outlook.com", "smtp.live.com")
-
-
 def mailbox_provider_kind(mailbox: Mailbox) -> str:
-    """Who hosts a mailbox: `google`, `microsoft` or `other`. Known from how the service signs in to it: an
-    OAuth-connected Google account or a bought Google Workspace mailbox (`oauth_provider` google /
-    google_workspace), an OAuth-connected Microsoft account or a bought Microsoft 365 mailbox (microsoft /
-    microsoft365), or a password mailbox on Google's or Microsoft's SMTP submission hosts. Sandbox mailboxes and
-    every other SMTP host are `other`."""
-    oauth = (mailbox.oauth_provider or "").lower()
-    host = (mailbox.smtp_host or "").lower().rstrip(".")
-    if oauth in ("google", "google_workspace") or host in GOOGLE_SMTP_HOSTS:
-        return "google"
-    if oauth in ("microsoft", "microsoft365") or host in MICROSOFT_SMTP_HOSTS:
-        return "microsoft"
-    return "other"
+    """Who hosts a mailbox: `google`, `microsoft` or `other` (`Mailbox.host_provider`: the kind chosen at purchase,
+    else known from how the service signs in to it: an OAuth-connected or bought Google / Microsoft mailbox, or a
+    password mailbox on Google's or Microsoft's SMTP submission hosts; sandbox mailboxes and other hosts are
+    `other`)."""
+    return mailbox.host_provider
