@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import httpx
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from billing import services as billing
@@ -18,9 +19,20 @@ from core.verbs import Context, Outcome, Verb, register
 from llmproxy import metering, services, upstream
 
 
+@extend_schema_field({"anyOf": [
+    {"type": "string"},
+    {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string", "enum": ["text"]},
+                                                                 "text": {"type": "string"}},
+                                "required": ["type", "text"]}},
+]})
+class MessageContentField(serializers.JSONField):
+    """Any JSON passes through to the model provider; the schema names the two shapes a chat message has."""
+
+
 class MessageSerializer(serializers.Serializer):
     role = serializers.CharField(help_text="system, user, assistant or tool")
-    content = serializers.JSONField(help_text="A string, or a list of content parts.", required=False, allow_null=True)
+    content = MessageContentField(help_text="A string, or a list of content parts ({\"type\": \"text\", \"text\"}).",
+                                  required=False, allow_null=True)
 
 
 class LlmChatIn(serializers.Serializer):

@@ -18,7 +18,7 @@ from api.pipeline import VerbResponse, execute
 from core import errors
 from core.ids import new_id
 from core.verbs import REGISTRY, Context, Verb, dumps
-from mcpserver.schema import serializer_schema
+from mcpserver.schema import arguments_from_portable, portable_schema, serializer_schema
 
 logger = logging.getLogger("mcpserver")
 
@@ -84,6 +84,8 @@ def _description(verb: Verb) -> str:
         parts.append(f"Needs an API key with the scope `{verb.scope}` (else error `insufficient_scope`).")
     if _accepts_confirmation(verb):
         parts.append(CONFIRMATION_GUIDANCE)
+    parts.append("The input schema lists every argument as required so that strict function-calling modes accept "
+                 "it; send null for an argument you leave out (it then takes its default).")
     parts.append(
         "Errors come back as a tool error whose content is the API's error envelope "
         "`{\"error\": {\"code\", \"message\", \"request_id\", \"details\"}}`; codes `rate_limited`, `internal` and "
@@ -92,7 +94,8 @@ def _description(verb: Verb) -> str:
     return "\n\n".join(parts)
 
 
-def input_schema(verb: Verb) -> dict[str, Any]:
+def rest_schema(verb: Verb) -> dict[str, Any]:
+    """The JSON Schema of the REST body (as /openapi.json has it) plus `idempotency_key`."""
     schema = serializer_schema(verb.input, method=verb.method, path=verb.path)
     properties = dict(schema.get("properties") or {})
     if IDEMPOTENCY_ARG in properties:
@@ -101,12 +104,29 @@ def input_schema(verb: Verb) -> dict[str, Any]:
         "type": "string", "minLength": 1, "maxLength": 255, "description": _idempotency_text(verb),
     }
     schema["properties"] = properties
-    # SPEC 4.11: every tool accepts an *optional* idempotency_key, so it is never listed as required in the
-    # schema; a tool whose REST verb demands the key answers `idempotency_key_required`, as its description says.
+    # SPEC 4.11: every tool accepts an *optional* idempotency_key; a tool whose REST verb demands the key
+    # answers `idempotency_key_required`, as its description says.
     return schema
 
 
+def input_schema(verb: Verb) -> dict[str, Any]:
+    """The tool's inputSchema: `rest_schema` in the form that OpenAI's strict function calling and Gemini's
+    function declarations take as it is (mcpserver.schema.portable_schema): every argument is listed as required
+    and an optional one accepts null, which means "not given" (`call_verb_sync` drops it)."""
+    return portable_schema(rest_schema(verb))
+
+
 _TOOL_CACHE: dict[int, tuple[Verb, types.Tool]] = {}
+_REST_SCHEMA_CACHE: dict[int, tuple[Verb, dict[str, Any]]] = {}
+
+
+def _cached_rest_schema(verb: Verb) -> dict[str, Any]:
+    cached = _REST_SCHEMA_CACHE.get(id(verb))
+    if cached is not None and cached[0] is verb:
+        return cached[1]
+    schema = rest_schema(verb)
+    _REST_SCHEMA_CACHE[id(verb)] = (verb, schema)
+    return schema
 
 
 def tool_for(verb: Verb) -> types.Tool:
@@ -119,7 +139,7 @@ def tool_for(verb: Verb) -> types.Tool:
         name=verb.tool_name,
         title=verb.summary or None,
         description=_description(verb),
-        input_schema=input_schema(verb),
+        input_schema=portable_schema(_cached_rest_schema(verb)),
         annotations=types.ToolAnnotations(
             title=verb.summary or None,
             read_only_hint=read_only,
@@ -169,6 +189,7 @@ def call_verb_sync(name: str, arguments: dict[str, Any] | None, *, api_key=None,
             raise errors.NotFound(f"Unknown tool {name!r}.", details={"tool": name})
         raw = dict(arguments or {})
         idempotency_key = raw.pop(IDEMPOTENCY_ARG, None)
+        raw = arguments_from_portable(_cached_rest_schema(verb), raw)
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise errors.InvalidRequest(
                 "idempotency_key must be a string.",

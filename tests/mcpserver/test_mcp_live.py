@@ -61,8 +61,10 @@ def test_tools_are_generated_from_the_registry(live, api_key):
     for tool in tools:
         schema = tool.input_schema
         assert schema["type"] == "object"
-        key_prop = schema["properties"]["idempotency_key"]
-        assert (key_prop["type"], key_prop["minLength"], key_prop["maxLength"]) == ("string", 1, 255)
+        key_prop = schema["properties"]["idempotency_key"]  # optional: a string or null
+        assert key_prop["anyOf"][0] == {"type": "string", "minLength": 1, "maxLength": 255}
+        assert key_prop["anyOf"][1] == {"type": "null"}
+        assert schema["required"] == list(schema["properties"])  # strict function calling: all listed
         assert tool.description and "error envelope" in tool.description
         assert "$ref" not in json.dumps(schema) and "nullable" not in json.dumps(schema), tool.name
         Draft202012Validator.check_schema(schema)  # a valid JSON Schema, not OpenAPI 3.0 dialect
@@ -72,19 +74,18 @@ def test_tools_are_generated_from_the_registry(live, api_key):
     echo = tools["test_echo"].input_schema
     assert echo["additionalProperties"] is False  # StrictSerializer: unknown fields are refused
     assert set(echo["properties"]) == {"charge", "hold", "fail", "gate", "payload", "idempotency_key"}
-    assert echo["properties"]["charge"]["type"] == "string"
-    assert "required" not in echo
+    assert echo["properties"]["charge"]["anyOf"] == [{"type": "string", "minLength": 1}, {"type": "null"}]
 
     confirm = tools["test_confirm"]
     schema = confirm.input_schema
-    assert schema["required"] == ["amount"]
-    assert schema["properties"]["amount"] == {"type": "integer", "minimum": 1}
+    assert schema["required"] == ["amount", "confirmation_token", "idempotency_key"]
+    assert schema["properties"]["amount"] == {"type": "integer", "minimum": 1}  # required: not nullable
     assert "Required when `confirmation_token` is sent." in schema["properties"]["idempotency_key"]["description"]
     assert "assets:purchase" in confirm.description
     assert "approval_url" in confirm.description and "confirmation_pending" in confirm.description
 
     request = tools["get_request"]
-    assert request.input_schema["required"] == ["request_id"]
+    assert request.input_schema["required"] == ["request_id", "idempotency_key"]
     assert request.input_schema["properties"]["request_id"]["description"] == "The request_id of a previous call."
     assert request.annotations.read_only_hint is True
     assert tools["test_echo"].annotations.read_only_hint is False

@@ -78,7 +78,12 @@ def test_tool_for_a_new_verb_needs_no_per_verb_code():
                 description="Drafts never send.")
     tool = tools.tool_for(verb)
     assert tool.name == "create_campaign"
-    assert tool.input_schema["required"] == ["name", "steps"]  # SPEC 4.11: idempotency_key is optional
+    # Every argument is listed (strict function calling); the optional ones, idempotency_key included (SPEC
+    # 4.11), accept null for "not given".
+    assert tool.input_schema["required"] == ["name", "steps", "window", "email", "max_credits",
+                                             "confirmation_token", "idempotency_key"]
+    assert tool.input_schema["properties"]["name"]["type"] == "string"
+    assert {"type": "null"} in tool.input_schema["properties"]["confirmation_token"]["anyOf"]
     assert "idempotency_key_required" in tool.input_schema["properties"]["idempotency_key"]["description"]
     assert tool.input_schema["properties"]["idempotency_key"]["description"].startswith("Required for this tool")
     assert tool.description.startswith("Create a draft campaign.\n\nDrafts never send.")
