@@ -4,6 +4,7 @@ Every run produces the same people (same fingerprints) and companies; signals ar
 find_intent always has something inside its 90-day window. Domains use the reserved `.example` TLD.
 """
 
+import json
 import random
 from datetime import timedelta
 
@@ -94,5 +95,8 @@ def seed(workspace, stdout):
     recent = (today - timedelta(days=settings.LEADS_INTENT_WINDOW_DAYS)).isoformat()
     example = sorted({s["company_domain"] for s in signals
                       if s["signal"] in ("hiring", "funding") and s["observed_at"] >= recent})[:2]
+    # Request bodies that work as printed (copied into curl -d '…' or an MCP tool call).
+    find_leads = {"audience": "sales leaders at software companies", "titles": ["sales"], "limit": 5}
     stdout.write(f"leads: {lead_report.loaded} demo people at {COMPANIES} companies, {signal_report.loaded} signals "
-                 f"(try find_leads with titles [\"sales\"], or find_intent with {example})")
+                 f"(try POST /v1/find_leads with {json.dumps(find_leads)}, "
+                 f"or POST /v1/find_intent with {json.dumps({'company_domains': example})})")
