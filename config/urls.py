@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 
 from accounts.console_views import no_passwords
 from api.views import healthz, readyz, verb_urlpatterns
+from core.favicon import favicon
 
 handler400 = "core.errors.handler400"
 handler403 = "core.errors.handler403"
@@ -15,6 +16,7 @@ handler500 = "core.errors.handler500"
 
 urlpatterns = [
     path("healthz", healthz),
+    path("favicon.ico", favicon),
     path("readyz", readyz),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),
