@@ -206,6 +206,15 @@ def test_every_runnable_block_is_run_or_says_why_not():
     assert unmarked_placeholders == []
 
 
+def _blocks_not_run_here():
+    return [b for path in DOCS for b in blocks(path) if b.lang in RUNNABLE and b.mark == "skip"]
+
+
+@pytest.mark.parametrize("block", _blocks_not_run_here(), ids=lambda b: b.where)
+def test_a_block_that_cannot_run_here_is_reported_with_its_reason(block):
+    pytest.skip(f"{block.where} not run: {block.reason}")
+
+
 @pytest.fixture
 def doc_env(settings, transactional_db, tmp_path):
     settings.VERIFIER_NAMESERVERS = ["127.0.0.1:9"]  # no DNS here: verify_email answers at once (free)
