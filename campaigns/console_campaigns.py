@@ -27,6 +27,8 @@ WAITING_WORDS = {
     "no_active_mailbox": "No active mailbox: none of this campaign's mailboxes can send (suspended, removed or failed).",
     "mailbox_needs_reconnect": "A mailbox needs reconnecting: its sign-in (OAuth consent) was revoked. Reconnect it "
                                "on the Mailboxes page.",
+    "mailbox_paused": "Every mailbox of this campaign is paused for deliverability (bounces, complaints, DNS or a "
+                      "blocklist). An owner or admin resumes them on the Deliverability page.",
     "paused": "Paused: nothing is sent until it is resumed.",
     "completed": "Completed: every lead has finished its sequence or been stopped.",
 }

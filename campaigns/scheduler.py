@@ -33,13 +33,14 @@ def _dispatch_celery(items: list[tuple[int, int, datetime]]) -> None:
 
 def tick(*, now: datetime | None = None, limit: int | None = None,
          dispatch: Callable[[list[tuple[int, int, datetime]]], None] | None = None, sweep: bool = True) -> dict:
-    """One scheduler pass. Returns counts (due, dispatched, outside_window, capped, mailbox_inactive)."""
+    """One scheduler pass. Returns counts (due, dispatched, outside_window, capped, mailbox_inactive,
+    mailbox_gone, mailbox_paused)."""
     from sending.models import Mailbox
 
     now = now or timezone.now()
     limit = limit or sender.tick_batch()
     stats = {"due": 0, "dispatched": 0, "outside_window": 0, "capped": 0, "mailbox_inactive": 0,
-             "mailbox_gone": 0}
+             "mailbox_gone": 0, "mailbox_paused": 0}
     if sweep:
         stats.update(sender.sweep_stuck(now=now))
         from campaigns.services import campaigns_complete_finished
@@ -68,6 +69,7 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
         used = sender.sends_today(mailboxes.keys(), now)
         for pk, mb in mailboxes.items():
             remaining[pk] = sender.daily_cap(mb, now) - used.get(pk, 0) if mb.status == Mailbox.Status.ACTIVE else 0
+        paused: list[tuple[int, int, int]] = []  # (lead, campaign, step) whose mailbox is paused (deliverability)
         moves: dict[datetime, list[int]] = defaultdict(list)
         gone: list[int] = []
         tomorrow = sender.day_start(now) + timedelta(days=1)
@@ -93,6 +95,9 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
             elif mailboxes[mailbox_id].status != Mailbox.Status.ACTIVE:
                 moves[now + sender.MAILBOX_WAIT].append(pk)  # suspended: wait for it, never send from it
                 stats["mailbox_inactive"] += 1
+            elif mailboxes[mailbox_id].health_state == sender.MAILBOX_PAUSED:
+                paused.append((pk, campaign_id, step))
+                stats["mailbox_paused"] += 1
             elif remaining[mailbox_id] <= 0 and not (step == 0 and campaign_id in matching):
                 if key not in after_cap:
                     after_cap[key] = next_open(window, tomorrow)
@@ -102,6 +107,8 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
                 remaining[mailbox_id] -= 1
                 moves[lease].append(pk)
                 dispatched.append((pk, step, lease))
+        if paused:
+            _route_around_paused(paused, moves, now)
         for when, pks in moves.items():
             for i in range(0, len(pks), 500):
                 # still due: a late task may have sent a step and set the next one's due time since the read
@@ -120,6 +127,24 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
         except Exception:  # noqa: BLE001
             logger.exception("lead %s: its mailbox is gone, and moving or stopping it failed; next tick retries", pk)
     return stats
+
+
+def _route_around_paused(paused: list[tuple[int, int, int]], moves: dict, now: datetime) -> None:
+    """Leads due on a paused mailbox, in bulk: those not contacted yet (step 0) move to a healthy mailbox of their
+    campaign and stay due (the next tick dispatches them); the others, and all of a campaign with no healthy
+    mailbox, wait like leads of an inactive mailbox. The send claim re-checks the pause anyway."""
+    healthy = sender.healthy_mailboxes({c for _, c, _ in paused})
+    reassign: dict[str, list[int]] = defaultdict(list)
+    for pk, campaign_id, step in paused:
+        options = healthy.get(campaign_id)
+        if step == 0 and options:
+            reassign[options[pk % len(options)]].append(pk)
+        else:
+            moves[now + sender.MAILBOX_WAIT].append(pk)
+    for mailbox_id, pks in reassign.items():
+        for i in range(0, len(pks), 500):
+            CampaignLead.objects.filter(pk__in=pks[i:i + 500], state=CampaignLead.State.ACTIVE, current_step=0,
+                                        next_send_at__lte=now).update(mailbox_id=mailbox_id)
 
 
 def run_inline(items: list[tuple[int, int, datetime]]) -> None:

@@ -152,7 +152,7 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
     next_send_at: the next moment a message is due inside the sending window (now, when leads are due and
     nothing blocks them), or null when nothing can be scheduled. waiting_reason says why nothing is being
     sent right now: `paused`, `completed`, `no_active_mailbox`, `mailbox_needs_reconnect` (an OAuth mailbox
-    whose consent must be renewed), `outside_window` (with the window's next opening as next_send_at) or
+    whose consent must be renewed), `mailbox_paused` (every active mailbox paused by the deliverability rules), `outside_window` (with the window's next opening as next_send_at) or
     `daily_cap_reached` (with tomorrow's opening), else null."""
     from datetime import timedelta
 
@@ -176,6 +176,9 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
         if any(m.status == getattr(Mailbox.Status, "NEEDS_RECONNECT", "needs_reconnect") for m in mailboxes):
             return None, "mailbox_needs_reconnect"
         return None, "no_active_mailbox"
+    if all(m.health_state == sender.MAILBOX_PAUSED for m in usable):
+        return None, "mailbox_paused"  # deliverability: every mailbox paused until an owner or admin resumes one
+    usable = [m for m in usable if m.health_state != sender.MAILBOX_PAUSED]
     agg = CampaignLead.objects.filter(campaign=campaign, state=CampaignLead.State.ACTIVE).aggregate(
         earliest=Min("next_send_at"), n=Count("pk"))
     earliest = agg["earliest"]

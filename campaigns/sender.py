@@ -2,7 +2,9 @@
 
 1. claim: in one transaction, lock the lead, check it is still due (the scheduler's lease), its campaign
    launched (not paused), inside its
-   sending window, its sticky mailbox active (not suspended, not `needs_reconnect`) and under its daily cap, and its address not suppressed; then
+   sending window, its sticky mailbox active (not suspended, not `needs_reconnect`, not paused by the deliverability
+   rules: a lead not contacted yet then moves to a healthy mailbox) and under its daily cap, and its address not
+   suppressed; then
    create the `SentMessage` row (`claimed`) and park the lead (`next_send_at = NULL`).
 2. hand over: flip the row to `sending` in one conditional UPDATE that requires the lead to be still active
    (a reply or unsubscribe may have stopped it meanwhile) and its campaign still launched (a pause wins here). From here on the outcome belongs to SMTP.
@@ -27,6 +29,7 @@ from django.utils import timezone
 from campaigns import messages
 from campaigns.models import Campaign, CampaignLead, SentMessage, Suppression
 from campaigns.window import add_local_days, for_lead, in_window, next_open
+from sending.signals import mailbox_health_mark
 
 logger = logging.getLogger("campaigns.sender")
 
@@ -39,6 +42,7 @@ MAILBOX_WAIT = timedelta(hours=1)  # a lead whose mailbox is not active is looke
 CLAIM_RELEASE_AFTER = timedelta(seconds=getattr(settings, "CAMPAIGNS_CLAIM_RELEASE_SECONDS", 600))
 STUCK_AFTER = timedelta(seconds=getattr(settings, "CAMPAIGNS_STUCK_SECONDS", 900))
 MAILBOX_GONE = {"removed", "failed"}
+MAILBOX_PAUSED = "paused"  # Mailbox.health_state set by the deliverability rules (docs/deliverability.md)
 BOUNCE_CODES = {521, 550, 551, 552, 553, 554, 556}  # recipient-level permanent failures
 
 
@@ -150,6 +154,8 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
             if mailbox is not None and mailbox.status == Mailbox.Status.NEEDS_RECONNECT:
                 return "mailbox_needs_reconnect"
             return "mailbox_inactive"
+        if mailbox.health_state == MAILBOX_PAUSED:
+            return _route_around_paused(lead, now)  # deliverability pause: never sent from, like suppression
         if sends_today([mailbox.pk], now).get(mailbox.pk, 0) >= daily_cap(mailbox, now):
             _reschedule(lead.pk, next_open(window, day_start(now) + timedelta(days=1)))
             return "capped"
@@ -281,6 +287,7 @@ def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: boo
         from campaigns.services import suppression_add
 
         suppression_add(workspace=lead.workspace, email=lead.email, reason="bounced", source=f"smtp {code}")
+        mailbox_health_mark(mailbox_id=sent.mailbox_id)  # a hard bounce counts against the mailbox that sent
         _stop(lead, "bounced")
         return "bounced"
     # temporary failure, or a permanent one that is about the mailbox/session (auth, not active, TLS): retry
@@ -298,6 +305,32 @@ def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: boo
         current.next_send_at = next_open(for_lead(current.campaign.sending_window, current.timezone), now + delay)
         current.save(update_fields=["attempts", "last_error", "next_send_at"])
     return "retry"
+
+
+def healthy_mailboxes(campaign_ids) -> dict:
+    """{campaign_id: [mailbox ids]}: the campaigns' attached mailboxes that may send now (active, not paused by
+    the deliverability rules), oldest first."""
+    through = Campaign.mailboxes.through
+    out: dict = {}
+    for campaign_id, mailbox_id in (through.objects.filter(campaign_id__in=list(campaign_ids),
+                                                           mailbox__status="active")
+                                    .exclude(mailbox__health_state=MAILBOX_PAUSED)
+                                    .order_by("mailbox__activated_at", "mailbox_id")
+                                    .values_list("campaign_id", "mailbox_id")):
+        out.setdefault(campaign_id, []).append(mailbox_id)
+    return out
+
+
+def _route_around_paused(lead: CampaignLead, now: datetime) -> str:
+    """The lead's mailbox is paused (deliverability). A lead not contacted yet (step 0: nothing delivered) moves to
+    a healthy mailbox of its campaign and stays due; a lead mid-thread cannot change identity and waits for the
+    resume, as does every lead when the campaign has no healthy mailbox left (`waiting_reason: mailbox_paused`)."""
+    healthy = healthy_mailboxes([lead.campaign_id]).get(lead.campaign_id, [])
+    if lead.current_step == 0 and healthy:
+        CampaignLead.objects.filter(pk=lead.pk).update(mailbox_id=healthy[lead.pk % len(healthy)], next_send_at=now)
+        return "rerouted"
+    _reschedule(lead.pk, now + MAILBOX_WAIT)
+    return "mailbox_paused"
 
 
 def lead_mailbox_gone(*, lead_id: int, now: datetime) -> str:

@@ -560,16 +560,19 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
         pks = [pk for pk, _ in rows]
         first_at: dict[str, object] = {}  # per lead zone when the window is the lead's own (else one entry)
         by_mailbox: dict[tuple[int, str], list[int]] = {}
+        # leads go round robin to the mailboxes that may send (a mailbox paused by the deliverability rules gets
+        # none while another can send; all paused: the campaign waits, `mailbox_paused`)
+        senders = [m for m in mailboxes if m.health_state != "paused"] or mailboxes
         for i, (pk, zone) in enumerate(rows):
             zone = zone if per_lead(window) else ""
             if zone not in first_at:
                 lead_window = for_lead(window, zone)
                 first_at[zone] = next_open(lead_window, add_local_days(lead_window, now, wait))
-            by_mailbox.setdefault((i % len(mailboxes), zone), []).append(pk)
+            by_mailbox.setdefault((i % len(senders), zone), []).append(pk)
         for (index, zone), lead_pks in by_mailbox.items():
             for j in range(0, len(lead_pks), 500):
                 CampaignLead.objects.filter(pk__in=lead_pks[j:j + 500], state=CampaignLead.State.PENDING).update(
-                    state=CampaignLead.State.ACTIVE, mailbox=mailboxes[index], current_step=0,
+                    state=CampaignLead.State.ACTIVE, mailbox=senders[index], current_step=0,
                     next_send_at=first_at[zone])
         campaign.mailboxes.set(mailboxes)
         campaign.state = Campaign.State.LAUNCHED

@@ -349,7 +349,8 @@ launch_campaign = register(Verb(
 
 
 # --- campaign reads and control (CONTRACT 4.10b) ------------------------------------------------------
-WAITING_REASONS = ["outside_window", "daily_cap_reached", "no_active_mailbox", "mailbox_needs_reconnect", "paused",
+WAITING_REASONS = ["outside_window", "daily_cap_reached", "no_active_mailbox", "mailbox_needs_reconnect",
+                   "mailbox_paused", "paused",
                    "completed"]
 STATES = ["draft", "launched", "paused", "completed"]
 LIST_MAX = 100
@@ -453,7 +454,8 @@ get_campaign = register(Verb(
     description=(
         "Free. The campaign record plus `state` (draft, launched, paused, completed), `next_send_at` (the next "
         "moment a message is due inside the sending window) and `waiting_reason` (`outside_window`, "
-        "`daily_cap_reached`, `no_active_mailbox`, `mailbox_needs_reconnect`, `paused`, `completed`, or null), "
+        "`daily_cap_reached`, `no_active_mailbox`, `mailbox_needs_reconnect`, `mailbox_paused`, `paused`, "
+        "`completed`, or null), "
         "the attached `mailboxes` with their state, and `stats`: leads by status, messages sent per step, "
         "replies by classification, bounce and reply rates. Another workspace's id is 404."
     ),

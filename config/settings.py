@@ -115,6 +115,7 @@ INSTALLED_APPS = [
     "leads.verification",
     "sending",
     "campaigns",
+    "deliverability",
     "replies",
     "llmproxy",
     "mcpserver",
@@ -618,3 +619,26 @@ OAUTH_HTTP_TIMEOUT_SECONDS = env_int("OAUTH_HTTP_TIMEOUT_SECONDS", 15)
 OAUTH_REFRESH_MARGIN_SECONDS = env_int("OAUTH_REFRESH_MARGIN_SECONDS", 300)
 # Every console page says when an OAuth mailbox needs reconnecting and which campaigns wait for it.
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("sending.context_processors.mailbox_alerts")
+
+# --- deliverability (CONTRACT 4.13, docs/deliverability.md): health of mailboxes and sending domains ------------
+# Thresholds: an operator may lower them (stricter), never raise them (sending.health clamps each to its default).
+DELIVERABILITY_BOUNCE_WINDOW = env_int("DELIVERABILITY_BOUNCE_WINDOW", 50)  # a mailbox's last N sends ...
+DELIVERABILITY_BOUNCE_MIN_SENDS = env_int("DELIVERABILITY_BOUNCE_MIN_SENDS", 20)  # ... once it has this many
+DELIVERABILITY_BOUNCE_WARNING = float(env("DELIVERABILITY_BOUNCE_WARNING", "0.03"))
+DELIVERABILITY_BOUNCE_PAUSE = float(env("DELIVERABILITY_BOUNCE_PAUSE", "0.05"))
+DELIVERABILITY_COMPLAINT_WARNING_COUNT = env_int("DELIVERABILITY_COMPLAINT_WARNING_COUNT", 1)  # per domain, 7 days
+DELIVERABILITY_COMPLAINT_PAUSE_RATE = float(env("DELIVERABILITY_COMPLAINT_PAUSE_RATE", "0.003"))
+DELIVERABILITY_COMPLAINT_PAUSE_RATE_MIN = env_int("DELIVERABILITY_COMPLAINT_PAUSE_RATE_MIN", 2)
+DELIVERABILITY_COMPLAINT_PAUSE_COUNT = env_int("DELIVERABILITY_COMPLAINT_PAUSE_COUNT", 3)
+DELIVERABILITY_DNS_GRACE_HOURS = float(env("DELIVERABILITY_DNS_GRACE_HOURS", "24"))
+# DNS blocklists a sending domain is looked up in (`<domain>.<zone>`); answers a zone documents as errors are no listing.
+DELIVERABILITY_DNSBL_ZONES = [z.strip().strip(".").lower()
+                              for z in (env("DELIVERABILITY_DNSBL_ZONES", "dbl.spamhaus.org") or "").split(",") if z.strip()]
+# DNS authentication and blocklist checks of each active sending domain, at most every N seconds. Off by default in
+# sandbox mode (sandbox domains exist nowhere), unless VERIFIER_NAMESERVERS points at a DNS that knows them.
+DELIVERABILITY_DNS_CHECKS = env_bool("DELIVERABILITY_DNS_CHECKS", not SANDBOX or bool(VERIFIER_NAMESERVERS))
+DELIVERABILITY_CHECK_INTERVAL_SECONDS = env_int("DELIVERABILITY_CHECK_INTERVAL_SECONDS", 3600)
+# The SPF mechanism(s) the sending path needs (`include:…`, `ip4:…`), comma-separated; empty: the provider's own
+# (Google Workspace: include:_spf.google.com), else any SPF record that authorizes some sender passes.
+DELIVERABILITY_SPF_REQUIRE = [s.strip() for s in (env("DELIVERABILITY_SPF_REQUIRE", "") or "").split(",") if s.strip()]
+CELERY_BEAT_SCHEDULE["deliverability-sweep"] = {"task": "deliverability.tasks.sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}

@@ -4,7 +4,8 @@ Flow (both doors: the sandbox SMTP listener and the IMAP poll):
 
 1. `inbound_store(mailbox=..., raw=..., source=...)` stores the raw bytes first, once per (workspace,
    Message-ID), and in the same transaction creates the `Reply` row (`classification = null`) threaded to the
-   sent message, unless the message is the mailbox's own sent copy (stored `ignored`, never a reply). After
+   sent message, unless the message is the mailbox's own sent copy (stored `ignored`, never a reply) or a
+   complaint feedback report (ARF: stored `processed`, counted as a complaint, replies.feedback). After
    commit it queues `replies.tasks.classify_inbound` (a sweeper task re-queues anything left unclassified).
 2. `inbound_classify(inbound_id=...)` classifies (replies.classify), completes the threading with what a
    bounce reveals (returned Message-ID, failed recipient), and applies the effects of CONTRACT section 5: any
@@ -25,8 +26,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from replies import classify as cl
-from replies import llm
+from replies import feedback, llm
 from replies.models import InboundMessage, Reply
+from sending.signals import mailbox_health_mark
 
 logger = logging.getLogger("replies")
 
@@ -131,6 +133,11 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
     if existing is not None:
         return Stored(existing, False)
     now = timezone.now()
+    report = feedback.parse_report(msg)
+    if report is not None:  # a complaint report (ARF): never a reply of a lead
+        return _store_feedback_report(mailbox=mailbox, raw=raw, key=key, message_id=message_id, source=source,
+                                      envelope_from=envelope_from, envelope_to=envelope_to, now=now, report=report,
+                                      imap_uidvalidity=imap_uidvalidity, imap_uid=imap_uid)
     own = is_own_copy(mailbox=mailbox, msg=msg, message_id=message_id)
     try:
         with transaction.atomic():
@@ -157,6 +164,26 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
                 )
                 transaction.on_commit(lambda: _queue_classify(inbound.pk))
     except IntegrityError:  # the same message arrived twice at once: the other writer stored it
+        return Stored(InboundMessage.objects.get(workspace=workspace, dedupe_key=key), False)
+    return Stored(inbound, True)
+
+
+def _store_feedback_report(*, mailbox, raw: bytes, key: str, message_id: str, source: str, envelope_from: str,
+                           envelope_to: str, now, report, imap_uidvalidity, imap_uid) -> Stored:
+    """Store an ARF complaint report raw (state `processed`, rule `feedback_report`, no Reply) and record the
+    complaint in the same transaction (replies.feedback)."""
+    workspace = mailbox.workspace
+    try:
+        with transaction.atomic():
+            inbound = InboundMessage.objects.create(
+                workspace=workspace, mailbox=mailbox, source=source, dedupe_key=_text(key, 300),
+                message_id=_text(message_id, 998), raw=raw, size=len(raw),
+                envelope_from=_text(envelope_from, 998), envelope_to=_text(envelope_to, 998),
+                imap_uidvalidity=imap_uidvalidity, imap_uid=imap_uid, received_at=now,
+                state=InboundMessage.State.PROCESSED, rule="feedback_report", processed_at=now)
+            inbound.detail = {"complaint": feedback.complaint_apply(inbound=inbound, report=report)}
+            inbound.save(update_fields=["detail"])
+    except IntegrityError:  # the same report arrived twice at once: the other writer stored it
         return Stored(InboundMessage.objects.get(workspace=workspace, dedupe_key=key), False)
     return Stored(inbound, True)
 
@@ -252,8 +279,14 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
     addresses = [lead.email]
     if verdict.label == cl.BOUNCE:
         addresses += verdict.bounced
-        if reply.sent_message_id:
-            SentMessage.objects.filter(pk=reply.sent_message_id).update(bounced=True)
+        # the hard bounce counts against the mailbox that sent (deliverability): the threaded message, else the
+        # last one delivered to this lead
+        bounced = (SentMessage.objects.filter(pk=reply.sent_message_id) if reply.sent_message_id else
+                   SentMessage.objects.filter(campaign_lead=lead, state=SentMessage.State.SENT).order_by("-claimed_at"))
+        hit = bounced.values_list("pk", "mailbox_id").first()
+        if hit is not None:
+            SentMessage.objects.filter(pk=hit[0]).update(bounced=True)
+            mailbox_health_mark(mailbox_id=hit[1])
     elif reply.from_email:
         addresses.append(reply.from_email)
     addresses = [a for a in dict.fromkeys(_text(a.strip().lower(), 254) for a in addresses if a and "@" in a)]

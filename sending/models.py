@@ -91,6 +91,12 @@ class Operation(models.Model):
         return f"{self.id} {self.kind} {self.status}"
 
 
+class HealthState(models.TextChoices):
+    HEALTHY = "healthy"
+    WARNING = "warning"
+    PAUSED = "paused"  # nothing is sent until an owner or admin resumes it in the console
+
+
 class SendingDomain(models.Model):
     """A domain mail is sent from. Bought domains come from an operation; BYO mailboxes may have none."""
 
@@ -112,6 +118,17 @@ class SendingDomain(models.Model):
     dkim_private_key_encrypted = models.TextField(blank=True, default="", help_text="Fernet-encrypted PEM.")
     created_at = models.DateTimeField(default=timezone.now)
     activated_at = models.DateTimeField(null=True, blank=True)
+    # deliverability (the `deliverability` app owns the rules; CONTRACT 4.13): a paused domain pauses its mailboxes
+    health_state = models.CharField(max_length=8, choices=HealthState.choices, default=HealthState.HEALTHY)
+    health_reasons = models.JSONField(default=list, blank=True)
+    health_changed_at = models.DateTimeField(null=True, blank=True)
+    health_armed_at = models.DateTimeField(null=True, blank=True,
+                                           help_text="Signals before this (the last resume) no longer count.")
+    checks = models.JSONField(default=dict, blank=True, help_text="{spf, dkim, dmarc, mx}: pass | fail | missing.")
+    check_failing_since = models.JSONField(default=dict, blank=True, help_text="{check: ISO time it first failed}.")
+    blocklists = models.JSONField(default=list, blank=True, help_text="Zones listing the domain at the last check.")
+    dns_checked_at = models.DateTimeField(null=True, blank=True)
+    blocklist_checked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self):
         return self.name
@@ -192,6 +209,16 @@ class Mailbox(models.Model):
     vendor_deleted_at = models.DateTimeField(null=True, blank=True,
                                              help_text="When the vendor-side mailbox was deleted (removed capacity).")
     renewals = models.PositiveIntegerField(default=0, help_text="Months paid in the current cycle (the first with the purchase); renews_at = activated_at + renewals months.")
+    # deliverability (the `deliverability` app owns the rules; CONTRACT 4.13): a paused mailbox is never sent from, whatever its status
+    health_state = models.CharField(max_length=8, choices=HealthState.choices, default=HealthState.HEALTHY)
+    health_reasons = models.JSONField(default=list, blank=True)
+    health_changed_at = models.DateTimeField(null=True, blank=True)
+    health_armed_at = models.DateTimeField(null=True, blank=True,
+                                           help_text="Sends before this (the last resume) no longer count.")
+    health_dirty = models.BooleanField(default=False, help_text="A signal arrived since the last evaluation.")
+    health_figures = models.JSONField(default=dict, blank=True,
+                                      help_text="bounce_rate, sends_recent, complaints_7d at the last evaluation.")
+    health_evaluated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "status"])]
@@ -252,3 +279,4 @@ class MailboxToken(models.Model):
 
     def __str__(self):
         return f"token of {self.mailbox_id}"
+

@@ -160,6 +160,17 @@ get_operation = register(Verb(
 ))
 
 
+class MailboxHealthOut(serializers.Serializer):
+    state = serializers.ChoiceField(choices=["healthy", "warning", "paused"],
+                                    help_text="`paused`: nothing is sent from it until an owner or admin resumes it.")
+    reasons = serializers.ListField(child=serializers.ChoiceField(choices=[
+        "bounce_rate", "complaint_rate", "dns_spf", "dns_dkim", "dns_dmarc", "dns_mx", "blocklisted", "postmaster"]))
+    bounce_rate = serializers.FloatField(allow_null=True, help_text="Hard bounces over the last 50 sends.")
+    sends_recent = serializers.IntegerField(help_text="Sends counted in bounce_rate (at most 50).")
+    complaints_7d = serializers.IntegerField()
+    changed_at = serializers.DateTimeField(allow_null=True)
+
+
 class MailboxOut(serializers.Serializer):
     mailbox_id = serializers.CharField()
     email = serializers.EmailField()
@@ -179,6 +190,7 @@ class MailboxOut(serializers.Serializer):
     daily_limit = serializers.IntegerField()
     activated_at = serializers.DateTimeField(allow_null=True)
     renews_at = serializers.DateTimeField(allow_null=True)
+    health = MailboxHealthOut(help_text="Deliverability (CONTRACT 4.13, docs/deliverability.md).")
 
 
 class MailboxListOut(serializers.Serializer):
@@ -190,7 +202,16 @@ def mailbox_render(m) -> dict:
             "oauth_provider": m.oauth_provider or None, "mail_provider": m.host_provider, "status": m.status,
             "reconnect_reason": m.reconnect_reason or None if m.status == "needs_reconnect" else None,
             "needs_reconnect_since": m.needs_reconnect_at if m.status == "needs_reconnect" else None,
-            "daily_limit": m.daily_limit, "activated_at": m.activated_at, "renews_at": m.renews_at}
+            "daily_limit": m.daily_limit, "activated_at": m.activated_at, "renews_at": m.renews_at,
+            "health": mailbox_health_render(m)}
+
+
+def mailbox_health_render(m) -> dict:
+    """The `health` object of a mailbox (its figures as of its last evaluation)."""
+    figures = m.health_figures or {}
+    return {"state": m.health_state, "reasons": list(m.health_reasons or []),
+            "bounce_rate": figures.get("bounce_rate"), "sends_recent": figures.get("sends_recent", 0),
+            "complaints_7d": figures.get("complaints_7d", 0), "changed_at": m.health_changed_at}
 
 
 def run_list_mailboxes(ctx) -> Outcome:
@@ -203,5 +224,8 @@ list_mailboxes = register(Verb(
     summary="The workspace's mailboxes and their state (removed ones are not listed)",
     description=("Free. `status: needs_reconnect` means an OAuth mailbox (Google, Microsoft) lost its consent: "
                  "nothing is sent from it until an owner reconnects it on the console's Mailboxes page; campaign "
-                 "leads assigned to it wait. Oldest first."),
+                 "leads assigned to it wait. `health.state: paused` (hard bounces, complaints, DNS "
+                 "authentication or a blocklist listing, docs/deliverability.md): nothing is sent from it until an "
+                 "owner or admin resumes it on the console's Deliverability page; campaigns send from their other "
+                 "mailboxes meanwhile. Oldest first."),
 ))

@@ -39,6 +39,7 @@ EVENT_TYPES = [
     "reply.received", "campaign.launched", "campaign.paused", "campaign.resumed", "campaign.completed",
     "operation.updated",
     "approval.requested", "approval.decided", "mailbox.needs_reconnect", "balance.low",
+    "mailbox.health_changed", "domain.health_changed",
 ]
 TEST_EVENT = "webhook.test"
 MAX_ENDPOINTS = 20
