@@ -32,7 +32,7 @@ urlpatterns = [
 
 # An app that serves routes of its own (webhooks, unsubscribe pages, streaming LLM chat) declares them,
 # with full paths, in <app>/urls.py.
-for _app in ("billing", "leads", "sending", "campaigns", "replies", "llmproxy", "webhooks"):
+for _app in ("billing", "leads", "sending", "campaigns", "deliverability", "replies", "llmproxy", "webhooks"):
     if importlib.util.find_spec(f"{_app}.urls"):
         urlpatterns.append(path("", include(f"{_app}.urls")))
 
