@@ -47,6 +47,7 @@ class Campaign(models.Model):
     mailboxes_attached = models.IntegerField(default=0)
     leads_suppressed_at_launch = models.IntegerField(default=0)
     launch_request_id = models.CharField(max_length=64, blank=True, default="")
+    verify_leads = models.BooleanField(default=False, help_text="Verify leads without a recent verification at launch.")
     mailboxes = models.ManyToManyField("sending.Mailbox", blank=True, related_name="campaigns",
                                        help_text="Every active mailbox at launch.")
     # {"metric": "interested_rate" | "reply_rate", "min_sends_per_variant": n} or null (docs/campaigns.md)
@@ -164,6 +165,7 @@ class Suppression(models.Model):
         BOUNCED = "bounced"
         REPLIED = "replied"
         MANUAL = "manual"
+        INVALID_EMAIL = "invalid_email"  # verified invalid at launch (`verify_leads`)
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="suppressions")
     email = models.CharField(max_length=254, help_text="Normalized (lower-case) address.")

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from campaigns import verify_leads
 from campaigns.models import Campaign, CampaignLead, Suppression
 from campaigns.selectors import normalize_address
 from core.emails import parse_address
@@ -352,7 +353,7 @@ def email_syntax_normalize(email) -> str | None:
 
 def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict], sending_window: dict,
                     auto_winner: dict | None = None, stop_on_company_reply: bool = False,
-                    match_mailbox_provider: bool = False) -> Campaign:
+                    match_mailbox_provider: bool = False, verify_leads: bool = False) -> Campaign:
     """Create a draft campaign. Leads are normalized; invalid syntax, duplicates and suppressed addresses are
     filtered out and counted by reason. Each accepted lead gets its variant of every step with variants
     (`templating.assign_variants`: balanced and deterministic). Nothing is contacted: drafts never send."""
@@ -393,6 +394,7 @@ def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict
             leads_accepted=len(accepted), leads_suppressed=sum(reasons.values()), suppressed_reasons=reasons,
             auto_winner=auto_winner, stop_on_company_reply=stop_on_company_reply,
             match_mailbox_provider=match_mailbox_provider,
+            verify_leads=verify_leads,
         )
         CampaignLead.objects.bulk_create([
             CampaignLead(campaign=campaign, workspace=workspace, email=address, position=i,
@@ -517,6 +519,10 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
         "first_step_subject": samples[0]["subject"] if samples else "",
         "first_step_body": samples[0]["body"][:1000] if samples else "",
     }
+    verification = verify_leads.preview_fields(campaign)
+    if verification:  # the cost the approver accepts: at most 1 credit per lead verified at launch
+        summary["verification"] = (f"{verification['leads_to_verify']} leads verified at launch, at most "
+                                   f"{verification['verification_credits_max']} credits (unknown results free)")
     token, plaintext = accounts.token_issue(workspace=workspace, verb="launch_campaign",
                                             params={"campaign_id": str(campaign.id)}, ttl=accounts.LAUNCH_TTL,
                                             summary=summary, request_id=request_id)
@@ -527,6 +533,7 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
         "leads_active": active,
         "leads_suppressed_since_draft": since_draft,
         "samples": samples,
+        **verification,
         **accounts.token_fields(token, plaintext),
     }
 

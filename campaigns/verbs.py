@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from rest_framework import serializers
 
-from campaigns import headers, services, templating
+from campaigns import headers, services, templating, verify_leads
 from campaigns.models import DEFAULT_WINDOW
 from campaigns.window import DAY_NAMES, LEAD_ZONE
 from core import errors
@@ -190,6 +190,11 @@ class CreateCampaignIn(StrictSerializer):
     match_mailbox_provider = serializers.BooleanField(required=False, default=False, help_text=(
         "Send leads whose domain's MX is Google-hosted from a Google mailbox and Microsoft-hosted from a "
         "Microsoft one when the campaign has one with capacity left that day, otherwise from any."))
+    verify_leads = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Verify at launch every lead without a verification from the last 30 days (1 credit each, "
+                  "`unknown` free); `invalid` ones are suppressed as `invalid_email`. The launch preview shows the "
+                  "cost.")
 
     def validate_stop_on_reply(self, value):
         if value is not True:
@@ -260,12 +265,13 @@ def _clean_step(step: dict) -> dict:
 
 
 def run_create_args(*, name, leads, steps, sending_window=None, stop_on_reply=True, auto_winner=None,
-                    stop_on_company_reply=False, match_mailbox_provider=False) -> dict:
+                    stop_on_company_reply=False, match_mailbox_provider=False, verify_leads=False) -> dict:
     """campaign_create's arguments from validated create_campaign input (the API and the console's form)."""
     return {"name": name.strip() or name, "leads": leads, "steps": [_clean_step(s) for s in steps],
             "sending_window": dict(sending_window) if sending_window else dict(DEFAULT_WINDOW),
             "auto_winner": dict(auto_winner) if auto_winner else None,
-            "stop_on_company_reply": stop_on_company_reply, "match_mailbox_provider": match_mailbox_provider}
+            "stop_on_company_reply": stop_on_company_reply, "match_mailbox_provider": match_mailbox_provider,
+            "verify_leads": verify_leads}
 
 
 def run_create(ctx, **data) -> Outcome:
@@ -319,31 +325,46 @@ class LaunchOut(serializers.Serializer):
         "preview: the first message as the first three leads will get it (variant chosen, spintax spun)."))
     mailboxes_attached = serializers.IntegerField(required=False, help_text="launched")
     leads_suppressed_at_launch = serializers.IntegerField(required=False, help_text="launched")
+    leads_to_verify = serializers.IntegerField(required=False, help_text="preview, verify_leads campaigns")
+    verification_credits_max = serializers.CharField(required=False,
+                                                     help_text="preview, verify_leads: 1 credit per lead to verify")
+    leads_catch_all = serializers.IntegerField(required=False, help_text="preview, verify_leads: recent results")
+    leads_risky = serializers.IntegerField(required=False, help_text="preview, verify_leads: recent results")
+    leads_verified = serializers.IntegerField(required=False, help_text="launched, verify_leads")
+    leads_invalid = serializers.IntegerField(required=False,
+                                             help_text="launched, verify_leads: suppressed as invalid_email")
+    leads_unknown = serializers.IntegerField(required=False, help_text="launched, verify_leads: free misses")
 
 
 def run_launch(ctx, *, campaign_id, confirmation_token=None) -> Outcome:
     if confirmation_token is None:
         result = services.launch_preview(workspace=ctx.workspace, campaign_id=campaign_id, request_id=ctx.request_id)
-    else:
-        result = services.campaign_launch(workspace=ctx.workspace, campaign_id=campaign_id,
-                                          confirmation_token=confirmation_token, request_id=ctx.request_id)
-    return Outcome(result=result)
+        return Outcome(result=result)
+    # verify_leads: verify (held before the run) and suppress invalid leads, then launch; the exact charge settles
+    charge, counts = verify_leads.verify_at_launch(workspace=ctx.workspace, campaign_id=campaign_id,
+                                                   request_id=ctx.request_id, hold=ctx.hold)
+    result = services.campaign_launch(workspace=ctx.workspace, campaign_id=campaign_id,
+                                      confirmation_token=confirmation_token, request_id=ctx.request_id)
+    return Outcome(result={**result, **counts}, charge=charge)
 
 
 launch_campaign = register(Verb(
     name="launch_campaign", path="/v1/launch_campaign", run=run_launch, input=LaunchIn, output=LaunchOut,
-    scope="campaign:launch", idempotency=lambda raw: "confirmation_token" in raw, max_charge=0,
+    scope="campaign:launch", idempotency=lambda raw: "confirmation_token" in raw, max_charge=verify_leads.launch_hold,
     tags=("campaigns",),
     errors=(errors.NotFound, errors.ConfirmationInvalid, errors.ConfirmationDenied, errors.ConfirmationPending,
             errors.ConfirmationUsed, errors.ConfirmationExpired, errors.SendingCapacityRequired,
-            errors.CampaignNotDraft, errors.LaunchAborted, errors.IdempotencyKeyRequired),
+            errors.CampaignNotDraft, errors.LaunchAborted, errors.IdempotencyKeyRequired, errors.InsufficientCredits),
     summary="Preview a launch (token for human approval), then launch with the approved token",
     description=(
         "Free. Without `confirmation_token`: `status: preview` with `mailboxes_active`, `leads_active`, "
         "`leads_suppressed_since_draft` and a single-use 24-hour token plus `approval_url`. With the approved "
         "token (and an Idempotency-Key): `status: launched`; every active mailbox is attached and leads "
         "suppressed since drafting are removed (`leads_suppressed_at_launch`). If a removal cannot be "
-        "confirmed the launch aborts (409 `launch_aborted`) and the campaign stays a draft."
+        "confirmed the launch aborts (409 `launch_aborted`) and the campaign stays a draft. A campaign created with "
+        "`verify_leads: true`: the preview adds `leads_to_verify`, `verification_credits_max`, `leads_catch_all` and "
+        "`leads_risky`; the launch holds that maximum, verifies those leads (1 credit each, `unknown` free), "
+        "suppresses `invalid` ones as `invalid_email` and charges the exact amount."
     ),
 ))
 

@@ -436,6 +436,8 @@ CAMPAIGNS_TICK_BATCH = env_int("CAMPAIGNS_TICK_BATCH", 1000)
 CAMPAIGNS_LEASE_SECONDS = env_int("CAMPAIGNS_LEASE_SECONDS", 600)
 CAMPAIGNS_CLAIM_RELEASE_SECONDS = env_int("CAMPAIGNS_CLAIM_RELEASE_SECONDS", 600)
 CAMPAIGNS_STUCK_SECONDS = env_int("CAMPAIGNS_STUCK_SECONDS", 900)
+# `verify_leads` campaigns: leads verified in parallel at launch (PostgreSQL; SQLite verifies one at a time).
+CAMPAIGNS_VERIFY_CONCURRENCY = env_int("CAMPAIGNS_VERIFY_CONCURRENCY", 8)
 CELERY_BEAT_SCHEDULE["campaigns-scheduler-tick"] = {
     "task": "campaigns.tasks.scheduler_tick",
     "schedule": float(SCHEDULER_TICK_SECONDS),
