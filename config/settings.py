@@ -641,6 +641,7 @@ DELIVERABILITY_DNSBL_ZONES = [z.strip().strip(".").lower()
 DELIVERABILITY_DNS_CHECKS = env_bool("DELIVERABILITY_DNS_CHECKS", not SANDBOX or bool(VERIFIER_NAMESERVERS))
 DELIVERABILITY_CHECK_INTERVAL_SECONDS = env_int("DELIVERABILITY_CHECK_INTERVAL_SECONDS", 3600)
 # The SPF mechanism(s) the sending path needs (`include:…`, `ip4:…`), comma-separated; empty: the provider's own
-# (Google Workspace: include:_spf.google.com), else any SPF record that authorizes some sender passes.
+# (Google Workspace: include:_spf.google.com, Microsoft 365: include:spf.protection.outlook.com), else any SPF
+# record that authorizes some sender passes.
 DELIVERABILITY_SPF_REQUIRE = [s.strip() for s in (env("DELIVERABILITY_SPF_REQUIRE", "") or "").split(",") if s.strip()]
 CELERY_BEAT_SCHEDULE["deliverability-sweep"] = {"task": "deliverability.tasks.sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}

@@ -272,6 +272,8 @@ def spf_required(domain: SendingDomain) -> list[str]:
     provider = (domain.operation.provider if domain.operation_id and domain.operation else "") or ""
     if "google" in provider.lower():
         return ["include:_spf.google.com"]
+    if "microsoft" in provider.lower():
+        return ["include:spf.protection.outlook.com"]
     return []
 
 

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0003_oauth'),
-        ('sending', '0006_i34_health'),
+        ('sending', '0007_i34_health'),
     ]
 
     operations = [
