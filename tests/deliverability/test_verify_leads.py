@@ -22,6 +22,7 @@ LEADS = [{"email": "ann@good.test"}, {"email": "nobody@good.test"}, {"email": "k
          {"email": "known@good.test"}, {"email": "gone@good.test"}, {"email": "role@good.test"}]
 
 
+@pytest.mark.django_db(transaction=True)  # committed rows: on PostgreSQL the leads are verified by worker threads
 def test_preview_shows_the_cost_and_launch_charges_exactly(api, owner, workspace, net):  # noqa: F811
     net.simple("good.test", users=["ann@good.test"])  # anyone else: 550 user unknown
     net.domain("unreachable.test", "127.0.0.250")  # an MX host nobody listens on: unknown, a free miss
