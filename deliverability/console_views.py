@@ -36,7 +36,7 @@ REASON_WORDS = {
     "dns_dmarc": "No valid DMARC record: publish v=DMARC1 with a policy.",
     "dns_mx": "No MX records: replies and bounces cannot come back.",
     "blocklisted": "The domain is on a DNS blocklist: request removal from the list's operator.",
-    "postmaster": "Gmail Postmaster Tools reports a spam rate over the limit.",
+    "postmaster": "Gmail Postmaster Tools reports spam complaints: treat it like complaint_rate.",
 }
 
 

@@ -28,7 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.models import SentMessage
-from deliverability import checks
+from deliverability import checks, postmaster
 from deliverability.models import Complaint, HealthEvent
 from leads.verification import dnslayer
 from sending.models import HealthState, Mailbox, SendingDomain
@@ -212,6 +212,13 @@ def domain_evaluate(*, domain_id: str, now: datetime | None = None, actor: str =
                 if domain.health_armed_at and domain.health_armed_at > start:
                     start = domain.health_armed_at
                 verdicts.append((PAUSED if now - start >= grace else WARNING, f"dns_{check}"))
+        rate = (domain.checks or {}).get("postmaster_spam_rate")
+        measured = (domain.checks or {}).get("postmaster_checked_at")
+        if isinstance(rate, int | float) and measured and (
+                domain.health_armed_at is None or datetime.fromisoformat(measured) >= domain.health_armed_at):
+            # Gmail's own spam rate: the complaint rule with Gmail's figure (any complaint warns, 0.3% pauses)
+            verdicts.append((PAUSED if rate >= lim.complaint_pause_rate else WARNING if rate > 0 else HEALTHY,
+                             "postmaster"))
         listed_after_arm = (domain.blocklist_checked_at is not None and
                             (domain.health_armed_at is None or domain.blocklist_checked_at >= domain.health_armed_at))
         if domain.blocklists and listed_after_arm:
@@ -302,12 +309,21 @@ def domain_check(*, domain_id: str, now: datetime | None = None) -> SendingDomai
     listings: dict[str, str] = {}
     for zone in settings.DELIVERABILITY_DNSBL_ZONES:
         listings[zone], _ = checks.check_blocklist(domain.name, zone)
+    provider = (domain.operation.provider if domain.operation_id and domain.operation else "") or ""
+    if postmaster.enabled() and "google" in provider.lower():  # Gmail's figures: Google Workspace domains
+        try:
+            found["postmaster_spam_rate"] = postmaster.spam_rate(domain.name, today=now.date())
+            found["postmaster_checked_at"] = now.isoformat()
+        except postmaster.PostmasterUnavailable as exc:
+            logger.warning("domain %s: no Postmaster Tools figure (%s); keeping the last one", domain.name, exc)
     with transaction.atomic():
         domain = SendingDomain.objects.select_for_update().get(pk=domain_id)
         current = dict(domain.checks or {})
         failing = dict(domain.check_failing_since or {})
         current.update(found)
         for name, value in current.items():
+            if name not in checks.CHECKS:
+                continue  # the Postmaster figures are not pass/fail checks
             if value == checks.PASS:
                 failing.pop(name, None)
             else:
