@@ -152,8 +152,9 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
     next_send_at: the next moment a message is due inside the sending window (now, when leads are due and
     nothing blocks them), or null when nothing can be scheduled. waiting_reason says why nothing is being
     sent right now: `paused`, `completed`, `no_active_mailbox`, `mailbox_needs_reconnect` (an OAuth mailbox
-    whose consent must be renewed), `mailbox_paused` (every active mailbox paused by the deliverability rules), `outside_window` (with the window's next opening as next_send_at) or
-    `daily_cap_reached` (with tomorrow's opening), else null."""
+    whose consent must be renewed), `mailbox_paused` (every active mailbox paused by the deliverability rules),
+    `outside_window` (with the window's next opening as next_send_at) or `daily_cap_reached` (with tomorrow's
+    opening), else null."""
     from datetime import timedelta
 
     from django.db.models import Count, Min
