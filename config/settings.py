@@ -521,10 +521,12 @@ OAUTH_CLIENT_METADATA_CACHE_SECONDS = env_int("OAUTH_CLIENT_METADATA_CACHE_SECON
 OAUTH_ALLOW_PRIVATE_NETWORKS = env_bool("OAUTH_ALLOW_PRIVATE_NETWORKS", False)
 
 # --- Webhooks (issue 21, docs/webhooks.md) --------------------------------------------------------------------
-# WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 (tests only) lets deliveries reach loopback/private addresses, as the
-# verifier's setting does for SMTP. Retries back off exponentially from WEBHOOK_RETRY_BASE_SECONDS for
+# WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 lets deliveries reach loopback/private addresses (trusted networks only), as
+# the verifier's setting does for SMTP; WEBHOOKS_ALLOW_LOOPBACK admits loopback receivers alone, on by default in
+# sandbox mode (no real traffic leaves the machine) so a local receiver can be tried as is. Retries back off exponentially from WEBHOOK_RETRY_BASE_SECONDS for
 # WEBHOOK_RETRY_HOURS; a worker that dies mid-delivery leaves a lease the sweep takes over after WEBHOOK_LEASE_SECONDS.
 WEBHOOKS_ALLOW_PRIVATE_NETWORKS = env_bool("WEBHOOKS_ALLOW_PRIVATE_NETWORKS", False)
+WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", SANDBOX)
 WEBHOOK_TIMEOUT_SECONDS = float(env("WEBHOOK_TIMEOUT_SECONDS", "10"))
 WEBHOOK_RETRY_HOURS = env_int("WEBHOOK_RETRY_HOURS", 24)
 WEBHOOK_RETRY_BASE_SECONDS = env_int("WEBHOOK_RETRY_BASE_SECONDS", 30)
