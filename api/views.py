@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.db import connections
 from django.http import HttpResponse, JsonResponse
@@ -111,12 +113,16 @@ def _documented_view(verb: Verb):
             enum = list(f.choices) if isinstance(f, drf_serializers.ChoiceField) else None
             parameters.append(OpenApiParameter(name, kind, OpenApiParameter.QUERY, required=False, enum=enum,
                                                description=str(f.help_text or "")))
+    request = verb.input if verb.method == "POST" else None
+    path_params = set(re.findall(r"<(?:\w+:)?(\w+)>", verb.path))
+    if request is not None and path_params and set(request().fields) <= path_params:
+        request = None  # everything it takes is in the path (POST /v1/webhooks/{webhook_id}/test): no body
     description = verb.description
     if verb.scope:
         description += f"\n\nRequires scope `{verb.scope}`."
     decorator = extend_schema(
         operation_id=verb.name, summary=verb.summary or verb.name, description=description.strip(),
-        request=verb.input if verb.method == "POST" else None, responses=responses, parameters=parameters,
+        request=request, responses=responses, parameters=parameters,
         tags=list(verb.tags) or [verb.name.split("_")[0]],
     )
     attrs = {"verb": verb, "http_method_names": [verb.method.lower(), "options"]}

@@ -66,3 +66,4 @@ def test_loopback_default_follows_sandbox():
 
     assert run({}) is True
     assert run({"SANDBOX": "0", "SECRET_KEY": "k" * 50, "MAILBOX_SECRET_KEY": "x"}) is False
+
