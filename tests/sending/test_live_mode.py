@@ -74,3 +74,13 @@ def test_launch_in_live_mode_with_only_sandbox_mailboxes_needs_capacity(api, wor
     settings.SANDBOX = False
     r = api.post("/v1/launch_campaign", {"campaign_id": campaign.json()["result"]["campaign_id"]})
     assert r.status_code == 409 and r.json()["error"]["code"] == "sending_capacity_required"
+
+
+def test_connected_mailbox_in_live_mode_never_uses_the_sink(workspace, settings):
+    from sending.models import Provider
+    from sending.transport import uses_sink
+
+    settings.SANDBOX = False
+    for host in ("127.0.0.1", "smtp.example.com"):
+        box = make_active_mailbox(workspace, provider=Provider.BYO, smtp_host=host)
+        assert uses_sink(box) is False, host
