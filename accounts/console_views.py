@@ -261,7 +261,10 @@ def describe_token(token: ConfirmationToken) -> dict:
     if headline is None:
         headline = DEFAULT_HEADLINES.get(token.verb, f"Run {token.verb}")
     rows = [(k.replace("_", " ").capitalize() if k.islower() else k, v) for k, v in summary.items()]
-    return {"headline": headline, "rows": rows, "params": token.params or {}}
+    # The sandbox banner only when the launch's headline says its mail goes to the sink: a campaign on a
+    # connected mailbox that sends for real says so in its headline, and the page must not contradict it.
+    sink_only = token.verb == "launch_campaign" and headline.endswith("the email goes to the sandbox sink on this machine")
+    return {"headline": headline, "rows": rows, "params": token.params or {}, "sink_only": sink_only}
 
 
 DEFAULT_HEADLINES = {

@@ -107,6 +107,11 @@ class ApiKey(models.Model):
     def has_scope(self, scope: str | None) -> bool:
         return scope is None or scope in (self.scopes or [])
 
+    def connection_name(self) -> str | None:
+        """The client's name when this key is an OAuth connection's principal (OAuthGrant), else None."""
+        grant = getattr(self, "oauth_grant", None)  # the reverse one-to-one; None for a console key
+        return grant.client_name if grant is not None else None
+
     def __str__(self):
         return f"{self.name} {self.display}"
 

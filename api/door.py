@@ -113,6 +113,12 @@ async def read_body(receive, limit: int) -> bytes | None:
             return b"".join(parts)
 
 
+async def send_error(scope, send, err: errors.DomainError) -> None:
+    """Answer an HTTP request with the error envelope before any door handles it (config.asgi: https_required)."""
+    request = Request(scope, b"", new_id("req_"), time.perf_counter())
+    await _send_response(send, request, errors.error_response(err, request))
+
+
 async def _send_response(send, request: Request, response) -> None:
     try:
         await _send(send, request, response)

@@ -93,6 +93,18 @@ def _settle_after_answer(verb: Verb, ctx: Context, outcome, request_id: str) -> 
         return
 
 
+def scope_refused(key, scope: str) -> errors.DomainError:
+    """insufficient_scope naming what lacks the scope: the API key, or the OAuth connection (by its client's
+    name) that the call came through."""
+    connection = key.connection_name()
+    if connection is None:
+        return errors.InsufficientScope(f"This API key lacks the scope {scope}.", details={"required_scope": scope})
+    return errors.InsufficientScope(
+        f"The OAuth connection \u201c{connection}\u201d lacks the scope {scope}: connect the client again and grant "
+        "it (an owner or admin sees the connection on the console's API keys page).",
+        details={"required_scope": scope, "connection": connection})
+
+
 def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = None,
             idempotency_key: str | None = None,
             settle_later: Callable[[Callable[[], None]], None] | None = None) -> VerbResponse:
@@ -115,9 +127,7 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
         if not rate.allowed:
             raise errors.RateLimited()
         if verb.scope and not ctx.api_key.has_scope(verb.scope):
-            raise errors.InsufficientScope(
-                f"This API key lacks the scope {verb.scope}.", details={"required_scope": verb.scope}
-            )
+            raise scope_refused(ctx.api_key, verb.scope)
         body = raw() if callable(raw) else (raw or {})
         if not isinstance(body, dict):
             raise errors.InvalidRequest("The body must be a JSON object.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.db import connections
 from django.http import HttpResponse, JsonResponse
@@ -15,8 +17,10 @@ from core import errors
 from core.parsers import parse_json_object
 from core.schemas import ErrorSerializer, ServiceEnvelopeSerializer
 from core.verbs import REGISTRY, Context, Verb
+from llmproxy.catalog import config_problem as llm_config_problem
+from sending.providers import config_problem as sending_config_problem
 
-COMMON_ERRORS = (errors.InvalidRequest, errors.Unauthenticated, errors.RateLimited, errors.Internal)
+COMMON_ERRORS = (errors.InvalidRequest, errors.Unauthenticated, errors.HttpsRequired, errors.RateLimited, errors.Internal)
 
 
 def http_response(resp) -> HttpResponse:
@@ -109,12 +113,16 @@ def _documented_view(verb: Verb):
             enum = list(f.choices) if isinstance(f, drf_serializers.ChoiceField) else None
             parameters.append(OpenApiParameter(name, kind, OpenApiParameter.QUERY, required=False, enum=enum,
                                                description=str(f.help_text or "")))
+    request = verb.input if verb.method == "POST" else None
+    path_params = set(re.findall(r"<(?:\w+:)?(\w+)>", verb.path))
+    if request is not None and path_params and set(request().fields) <= path_params:
+        request = None  # everything it takes is in the path (POST /v1/webhooks/{webhook_id}/test): no body
     description = verb.description
     if verb.scope:
         description += f"\n\nRequires scope `{verb.scope}`."
     decorator = extend_schema(
         operation_id=verb.name, summary=verb.summary or verb.name, description=description.strip(),
-        request=verb.input if verb.method == "POST" else None, responses=responses, parameters=parameters,
+        request=request, responses=responses, parameters=parameters,
         tags=list(verb.tags) or [verb.name.split("_")[0]],
     )
     attrs = {"verb": verb, "http_method_names": [verb.method.lower(), "options"]}
@@ -173,4 +181,15 @@ def readyz(request):
     except Exception as exc:  # noqa: BLE001
         checks["broker"] = f"error: {type(exc).__name__}"
     ready = all(v == "ok" for v in checks.values())
-    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    # Live-mode misconfiguration (CONTRACT 4.14): named here, each problem with its setting. The process still
+    # serves (everything else works; the affected calls answer provider_unavailable with nothing charged), so
+    # it does not make the instance unready: `status` says `degraded`.
+    problems = live_config_problems()
+    checks["configuration"] = "ok" if not problems else "error: " + "; ".join(problems)
+    status = "unavailable" if not ready else "degraded" if problems else "ok"
+    return JsonResponse({"status": status, "checks": checks}, status=200 if ready else 503)
+
+
+def live_config_problems() -> list[str]:
+    """What keeps a live instance (SANDBOX=0) from doing what its calls promise, each naming its setting."""
+    return [p for p in (sending_config_problem(), llm_config_problem()) if p]

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class CampaignsConfig(AppConfig):
     name = "campaigns"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from campaigns import receivers  # noqa: F401 - subscribes to sending.signals

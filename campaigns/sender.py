@@ -333,6 +333,40 @@ def _route_around_paused(lead: CampaignLead, now: datetime) -> str:
     return "mailbox_paused"
 
 
+def leads_mailbox_back(*, mailbox_id, now: datetime | None = None) -> int:
+    """The mailbox can send again (reconnected, or reactivated): its leads that were put off waiting for it
+    (MAILBOX_WAIT) are due at the next tick instead of up to an hour later. Each lead keeps its own schedule
+    (the previous step's send, or the launch, plus the step's wait_days, at the window's next opening): only the
+    time added for the mailbox is taken back, so nothing is sent earlier than it would have been. Leads in a
+    retry backoff (attempts > 0) keep it. Returns how many leads were moved."""
+    from django.db.models import Max
+
+    now = now or _now()
+    leads = list(CampaignLead.objects.filter(mailbox_id=mailbox_id, state=CampaignLead.State.ACTIVE, attempts=0,
+                                             next_send_at__gt=now, campaign__state=Campaign.State.LAUNCHED)
+                 .select_related("campaign").only("pk", "current_step", "next_send_at", "timezone", "campaign__steps",
+                                                  "campaign__sending_window", "campaign__launched_at"))
+    if not leads:
+        return 0
+    last_sent = dict(SentMessage.objects.filter(campaign_lead__in=[lead.pk for lead in leads],
+                                                state=SentMessage.State.SENT)
+                     .values("campaign_lead").annotate(at=Max("sent_at")).values_list("campaign_lead", "at"))
+    moved = 0
+    for lead in leads:
+        campaign = lead.campaign
+        base = last_sent.get(lead.pk) if lead.current_step > 0 else campaign.launched_at
+        if base is None or lead.current_step >= len(campaign.steps):
+            continue
+        window = for_lead(campaign.sending_window, lead.timezone)
+        wait = int(campaign.steps[lead.current_step].get("wait_days") or 0)
+        own = next_open(window, add_local_days(window, base, wait))
+        if own < lead.next_send_at:
+            # conditional on the due time read: a send or a lease that moved it since is left alone
+            moved += CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE,
+                                                 next_send_at=lead.next_send_at).update(next_send_at=max(own, now))
+    return moved
+
+
 def lead_mailbox_gone(*, lead_id: int, now: datetime) -> str:
     """The lead's sticky mailbox was removed or failed for good. Before any message went out the lead moves to
     another active mailbox of the workspace; after, its thread cannot continue from another identity, so the

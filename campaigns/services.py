@@ -13,6 +13,7 @@ from campaigns import verify_leads
 from campaigns.models import Campaign, CampaignLead, Suppression
 from campaigns.selectors import normalize_address
 from core.emails import parse_address
+from sending.transport import uses_sink
 
 logger = logging.getLogger("campaigns")
 
@@ -480,12 +481,23 @@ def _window_text(window: dict) -> str:
     return f"{days} {window['start_hour']:02d}:00-{window['end_hour']:02d}:00 {zone}"
 
 
-def launch_consequence() -> str:
-    """What approving a launch does, as the approver's headline says it: in sandbox mode no email leaves the machine
-    (CONTRACT: SANDBOX), so the headline must not promise real email."""
-    if settings.SANDBOX:
-        return "sandbox mode, the email goes to the sandbox sink on this machine"
-    return "real email will be sent"
+SINK_CONSEQUENCE = "sandbox mode, the email goes to the sandbox sink on this machine"
+
+
+def launch_consequence(mailboxes=None) -> str:
+    """What approving a launch does, as the approver's headline (and the approval mail) says it, from where the
+    campaign's mailboxes really deliver (sending.transport.uses_sink): sandbox mailboxes, and in sandbox mode
+    mailboxes whose server is not on this machine, write to the sink; a connected mailbox that sends over SMTP
+    sends real email, and the headline must not say otherwise. Without mailboxes: from the mode alone."""
+    if mailboxes is None:
+        return SINK_CONSEQUENCE if settings.SANDBOX else "real email will be sent"
+    real = [m.email for m in mailboxes if not uses_sink(m)]
+    if not real:
+        return SINK_CONSEQUENCE
+    if len(real) == len(mailboxes):
+        return "real email will be sent"
+    return (f"real email will be sent from {', '.join(real)}; the other mailboxes' email goes to the sandbox sink "
+            "on this machine")
 
 
 def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
@@ -508,7 +520,7 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
     first = firsts[0] if firsts else None
     samples = [messages.sample_first_message(lead, campaign) for lead in firsts]
     summary = {
-        "action": f"Launch campaign \u201c{campaign.name}\u201d: {launch_consequence()}",
+        "action": f"Launch campaign \u201c{campaign.name}\u201d: {launch_consequence(mailboxes)}",
         "campaign_id": str(campaign.id),
         "leads_to_contact": active,
         "leads_suppressed_since_draft": since_draft,

@@ -28,7 +28,7 @@ mcp_app = _load_mcp_app()
 # The LLM passthrough's own ASGI entry (issue 9): its routes skip Django's handler, middleware and URL
 # resolution (a fifth of the time the passthrough added); llmproxy.asgi does what the middleware does for them.
 from api import door as asgi_door  # noqa: E402
-from core import sqlite_checkpoint  # noqa: E402
+from core import errors, https, sqlite_checkpoint  # noqa: E402
 from llmproxy import asgi as llm_asgi  # noqa: E402
 from llmproxy import upstream as llm_upstream  # noqa: E402
 from llmproxy import views as llm_views  # noqa: E402
@@ -72,6 +72,9 @@ async def application(scope, receive, send):
             elif message["type"] == "lifespan.shutdown":
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+    if scope["type"] == "http" and https.refuses_scope(scope):  # never a redirect: the key was already sent
+        await asgi_door.send_error(scope, send, errors.HttpsRequired())
+        return
     if mcp_app is not None and scope["type"] == "http" and _is_mcp_path(scope.get("path", "")):
         await mcp_app(scope, receive, send)
         return

@@ -58,9 +58,14 @@ RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 300)
 
 _DEV_SECRET_KEY = "sandbox-only-insecure-development-key-do-not-use-in-production"
 SECRET_KEY = env("SECRET_KEY")
+# Live mode refuses to start without its secrets, naming every missing one at once; `manage.py check --deploy`
+# (core/checks.py and each app's checks.py) names the rest of the production checklist.
+_LIVE_SECRETS_MISSING = [name for name in ("SECRET_KEY", "MAILBOX_SECRET_KEY") if not env(name)]
+if _LIVE_SECRETS_MISSING and not SANDBOX:
+    raise ImproperlyConfigured(
+        f"SANDBOX=0 (live mode) requires {' and '.join(_LIVE_SECRETS_MISSING)}; set them, then run "
+        "`python manage.py check --deploy` for the rest of the production checklist")
 if not SECRET_KEY:
-    if not SANDBOX:
-        raise ImproperlyConfigured("SECRET_KEY is required when SANDBOX=0")
     SECRET_KEY = _DEV_SECRET_KEY
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -76,13 +81,17 @@ if not SANDBOX and BASE_URL.startswith("https://"):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-# Security headers (issue 15.6). When BASE_URL is https: plain-http requests are redirected to https (behind a
-# TLS-terminating proxy that sets X-Forwarded-Proto) and HSTS is sent (SECURE_HSTS_SECONDS, default one year;
-# 0 turns it off; SECURE_SSL_REDIRECT=0 turns the redirect off). /healthz and /readyz stay reachable over plain http for probes.
+# Security headers. When BASE_URL is https: plain-http console and page requests are redirected to the BASE_URL
+# host over https (SECURE_SSL_HOST, never the request's Host; behind a TLS-terminating proxy that sets
+# X-Forwarded-Proto) and HSTS is sent (SECURE_HSTS_SECONDS, default one year; 0 turns it off;
+# SECURE_SSL_REDIRECT=0 turns the redirect off). /healthz and /readyz stay reachable over plain http for probes.
+# /v1/* and /mcp are never redirected (the redirected request would already have carried the key): over plain
+# http they answer 403 https_required (core.https).
 if BASE_URL.startswith("https://"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_SSL_HOST = urlparse(BASE_URL).netloc
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^v1(/|$)", r"^mcp(/|$)"]
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
 # HTML pages: scripts and everything else from this origin only (no inline scripts); inline styles are allowed
 # (the console's one stylesheet is inline). /docs (Swagger UI, Redoc) is exempt: core.middleware.
@@ -340,9 +349,7 @@ LOGGING = {
 
 # --- sending (issue 6): mailbox secrets, provisioning, upkeep -------------------------------------------
 # Fernet key(s) for mailbox secrets at rest (comma-separated for rotation); derived from SECRET_KEY when unset.
-MAILBOX_SECRET_KEY = env("MAILBOX_SECRET_KEY", "")
-if not MAILBOX_SECRET_KEY and not SANDBOX:
-    raise ImproperlyConfigured("MAILBOX_SECRET_KEY is required when SANDBOX=0")
+MAILBOX_SECRET_KEY = env("MAILBOX_SECRET_KEY", "")  # required when SANDBOX=0 (checked with SECRET_KEY above)
 # Which provider buys domains and mailboxes: "sandbox" (SANDBOX=1) or a vendor adapter name.
 SENDING_PROVIDER = env("SENDING_PROVIDER", "sandbox" if SANDBOX else "")
 SENDING_SMTP_TLS_INSECURE = env_bool("SENDING_SMTP_TLS_INSECURE", False)  # tests with self-signed local peers only
@@ -517,10 +524,12 @@ OAUTH_CLIENT_METADATA_CACHE_SECONDS = env_int("OAUTH_CLIENT_METADATA_CACHE_SECON
 OAUTH_ALLOW_PRIVATE_NETWORKS = env_bool("OAUTH_ALLOW_PRIVATE_NETWORKS", False)
 
 # --- Webhooks (issue 21, docs/webhooks.md) --------------------------------------------------------------------
-# WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 (tests only) lets deliveries reach loopback/private addresses, as the
-# verifier's setting does for SMTP. Retries back off exponentially from WEBHOOK_RETRY_BASE_SECONDS for
+# WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 lets deliveries reach loopback/private addresses (trusted networks only), as
+# the verifier's setting does for SMTP; WEBHOOKS_ALLOW_LOOPBACK admits loopback receivers alone, on by default in
+# sandbox mode (no real traffic leaves the machine) so a local receiver can be tried as is. Retries back off exponentially from WEBHOOK_RETRY_BASE_SECONDS for
 # WEBHOOK_RETRY_HOURS; a worker that dies mid-delivery leaves a lease the sweep takes over after WEBHOOK_LEASE_SECONDS.
 WEBHOOKS_ALLOW_PRIVATE_NETWORKS = env_bool("WEBHOOKS_ALLOW_PRIVATE_NETWORKS", False)
+WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", SANDBOX)
 WEBHOOK_TIMEOUT_SECONDS = float(env("WEBHOOK_TIMEOUT_SECONDS", "10"))
 WEBHOOK_RETRY_HOURS = env_int("WEBHOOK_RETRY_HOURS", 24)
 WEBHOOK_RETRY_BASE_SECONDS = env_int("WEBHOOK_RETRY_BASE_SECONDS", 30)

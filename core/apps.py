@@ -11,3 +11,5 @@ class CoreConfig(AppConfig):
         from django.utils.module_loading import autodiscover_modules
 
         autodiscover_modules("verbs")
+
+        from core import checks  # noqa: F401 - registers the deployment checks (`manage.py check --deploy`)

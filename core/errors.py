@@ -48,6 +48,8 @@ class Unauthenticated(DomainError):
 InsufficientCredits = _error("InsufficientCredits", "insufficient_credits", 402, "Available credits are below what this call must hold.")
 SpendCeilingExceeded = _error("SpendCeilingExceeded", "spend_ceiling_exceeded", 402, "max_credits is below the price of this call.")
 InsufficientScope = _error("InsufficientScope", "insufficient_scope", 403, "This API key lacks the scope this call needs.")
+HttpsRequired = _error("HttpsRequired", "https_required", 403, "This API answers over https only: call the https BASE_URL. "
+                       "A key sent over plain http may have been seen; consider rotating it.")
 ConfirmationDenied = _error("ConfirmationDenied", "confirmation_denied", 403, "A human denied this confirmation token.")
 NotFound = _error("NotFound", "not_found", 404, "Not found.")
 MethodNotAllowed = _error("MethodNotAllowed", "method_not_allowed", 405, "Method not allowed.")
@@ -71,7 +73,7 @@ OperationUnknownState = _error("OperationUnknownState", "operation_unknown_state
 
 ALL_ERRORS: list[type[DomainError]] = [
     InvalidRequest, ConfirmationInvalid, ModelNotAllowed, Unauthenticated, InsufficientCredits,
-    SpendCeilingExceeded, InsufficientScope, ConfirmationDenied, NotFound, MethodNotAllowed,
+    SpendCeilingExceeded, InsufficientScope, HttpsRequired, ConfirmationDenied, NotFound, MethodNotAllowed,
     IdempotencyKeyReused, IdempotencyInProgress, ConfirmationPending, ConfirmationUsed,
     SendingCapacityRequired, CampaignNotDraft, LaunchAborted, CampaignNotLaunched, CampaignNotPaused,
     ConfirmationExpired, PayloadTooLarge,

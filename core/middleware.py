@@ -6,7 +6,8 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.conf import settings
 from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
-from core.errors import MethodNotAllowed, PayloadTooLarge, error_response
+from core.errors import HttpsRequired, MethodNotAllowed, PayloadTooLarge, error_response
+from core.https import refuses_request
 from core.ids import new_id
 
 # Swagger UI and Redoc (drf-spectacular's pages) bootstrap with inline scripts: no CSP there.
@@ -54,6 +55,8 @@ class RequestIdMiddleware:
             length = 0
         if length > settings.MAX_BODY_BYTES:
             return error_response(PayloadTooLarge(), request)
+        if refuses_request(request):  # before SecurityMiddleware could redirect it
+            return error_response(HttpsRequired(), request)
         return None
 
     @staticmethod

@@ -6,7 +6,8 @@ The guard runs where the connection is made: the host is resolved once, every ad
 routable (no loopback, private, link-local, multicast or reserved address, IPv4-mapped and NAT64 forms
 unwrapped), and the socket connects to one of the checked addresses, so a DNS answer that changes between
 check and connect (rebinding) cannot reach an internal address. TLS still verifies the certificate for the
-host name. `allow_private=True` (an operator setting, for tests) turns the guard off.
+host name. `allow_private=True` (an operator setting) turns the guard off; `allow_loopback=True` admits loopback
+addresses only (traffic that never leaves the machine: webhooks in sandbox mode).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ class OutboundError(Exception):
         self.kind = kind  # "refused" (guard), "timeout", "too_large", "error"
 
 
-def address_allowed(ip: str, *, allow_private: bool) -> bool:
-    """Only globally routable unicast addresses, unless private networks are explicitly allowed (tests)."""
+def address_allowed(ip: str, *, allow_private: bool, allow_loopback: bool = False) -> bool:
+    """Only globally routable unicast addresses, unless private networks (or loopback only) are explicitly allowed."""
     if allow_private:
         return True
     try:
@@ -43,12 +44,15 @@ def address_allowed(ip: str, *, allow_private: bool) -> bool:
             addr = addr.ipv4_mapped
         elif addr in _NAT64:
             addr = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+    if allow_loopback and addr.is_loopback:
+        return True
     return addr.is_global and not addr.is_multicast
 
 
 class _GuardedBackend(httpcore.SyncBackend):
-    def __init__(self, allow_private: bool):
+    def __init__(self, allow_private: bool, allow_loopback: bool = False):
         self.allow_private = allow_private
+        self.allow_loopback = allow_loopback
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         try:
@@ -56,7 +60,8 @@ class _GuardedBackend(httpcore.SyncBackend):
         except OSError as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
         addresses = list(dict.fromkeys(info[4][0] for info in infos))
-        refused = [a for a in addresses if not address_allowed(a, allow_private=self.allow_private)]
+        refused = [a for a in addresses
+                   if not address_allowed(a, allow_private=self.allow_private, allow_loopback=self.allow_loopback)]
         if not addresses or refused:
             raise _Refused(f"{host} resolves to an address that is not publicly routable ({', '.join(refused)})")
         last: Exception | None = None
@@ -85,17 +90,17 @@ class Response:
         return json.loads(self.body)
 
 
-def client(*, timeout: float, allow_private: bool) -> httpx.Client:
+def client(*, timeout: float, allow_private: bool, allow_loopback: bool = False) -> httpx.Client:
     transport = httpx.HTTPTransport(retries=0)
     # httpx does not take a network backend; give its connection pool the guarded one.
     transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), retries=0,
-                                              network_backend=_GuardedBackend(allow_private))
+                                              network_backend=_GuardedBackend(allow_private, allow_loopback))
     return httpx.Client(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
                         headers={"User-Agent": USER_AGENT})
 
 
 def request(method: str, url: str, *, timeout: float, max_bytes: int, allow_private: bool = False,
-            headers: dict | None = None, content: bytes | None = None) -> Response:
+            headers: dict | None = None, content: bytes | None = None, allow_loopback: bool = False) -> Response:
     """Make one request; the body read is at most `max_bytes` (more -> OutboundError kind "too_large").
     Redirects are answered as they are (a 3xx is a response, never followed)."""
     import time
@@ -105,7 +110,7 @@ def request(method: str, url: str, *, timeout: float, max_bytes: int, allow_priv
         raise OutboundError(f"not an http(s) URL: {url}", kind="refused")
     started = time.monotonic()
     try:
-        with client(timeout=timeout, allow_private=allow_private) as http:
+        with client(timeout=timeout, allow_private=allow_private, allow_loopback=allow_loopback) as http:
             with http.stream(method, url, headers=headers, content=content) as resp:
                 chunks, size = [], 0
                 for chunk in resp.iter_bytes():

@@ -112,6 +112,28 @@ def models() -> dict[str, Model]:
         return loaded
 
 
+def live_problem(model: Model) -> str | None:
+    """Why `model` may not be called in this mode: the built-in echo upstream answers only in sandbox mode
+    (CONTRACT 4.14: live mode never reaches it, and never charges for it)."""
+    if model.is_echo and not settings.SANDBOX:
+        return (f"Model {model.id} answers from the built-in echo upstream ({SANDBOX_ECHO}), which serves sandbox mode "
+                "only; with SANDBOX=0 point LLM_MODELS_FILE at a file of real upstreams")
+    return None
+
+
+def config_problem() -> str | None:
+    """What is wrong with LLM_MODELS_FILE in this mode, naming the setting (for /readyz and `check --deploy`)."""
+    try:
+        loaded = models()
+    except Exception as exc:  # noqa: BLE001 - reported, not raised: the caller lists every problem
+        return str(exc)
+    echo = sorted(m.id for m in loaded.values() if m.is_echo)
+    if echo and not settings.SANDBOX:
+        return (f"LLM_MODELS_FILE ({settings.LLM_MODELS_FILE}) lists models on the built-in echo upstream "
+                f"({', '.join(echo)}); they serve sandbox mode only and are refused with SANDBOX=0")
+    return None
+
+
 def model_get(model_id) -> Model | None:
     if not isinstance(model_id, str):
         return None

@@ -132,6 +132,10 @@ def validate(body: dict) -> catalog.Model:
             f"Model {str(body['model'])[:200]!r} is not on the allowlist; GET /v1/llm/models lists the allowed ids.",
             details={"model": str(body["model"])[:200], "allowed": sorted(catalog.models())},
         )
+    problem = catalog.live_problem(model)
+    if problem:  # refused before any hold (CONTRACT 4.14): recorded as failed, nothing charged
+        raise errors.ProviderUnavailable(f"{problem}. Nothing was charged.",
+                                         details={"model": model.id, "setting": "LLM_MODELS_FILE"})
     return model
 
 

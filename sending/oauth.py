@@ -57,6 +57,7 @@ from django.utils import timezone
 
 from sending import crypto
 from sending.models import Mailbox, MailboxToken, Provider
+from sending.signals import mailbox_sendable
 
 logger = logging.getLogger("sending.oauth")
 
@@ -303,10 +304,13 @@ def mailbox_oauth_connect(*, workspace, provider: OAuthProvider, grant: Grant,
                 raise OAuthError(f"{grant.email} is already a {mailbox.get_provider_display()} mailbox of this "
                                  "workspace; remove it first.")
             else:
+                came_back = mailbox.status != Mailbox.Status.ACTIVE
                 for key, value in fields.items():
                     setattr(mailbox, key, value)
                 mailbox.activated_at = mailbox.activated_at or now
                 mailbox.save()
+                if came_back:  # reconnected: whatever waited for it may go at the next tick
+                    transaction.on_commit(lambda m=mailbox.pk: mailbox_sendable.send(sender=Mailbox, mailbox_id=m))
             MailboxToken.objects.update_or_create(mailbox=mailbox, defaults=dict(
                 provider=provider.name, subject=grant.subject, scope=grant.scope,
                 refresh_token_encrypted=crypto.encrypt(grant.refresh_token),

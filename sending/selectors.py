@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from core import errors
-from sending.models import Mailbox, Operation, SendingDomain
+from sending.models import Mailbox, Operation, Provider, SendingDomain
 
 
 def mailboxes_active(*, workspace) -> QuerySet[Mailbox]:
     """The workspace's sending capacity: mailboxes with status `active` (never `suspended`, `provisioning`,
-    `failed` or `removed`), oldest first. Campaign sends only ever use these."""
-    return Mailbox.objects.filter(workspace=workspace, status=Mailbox.Status.ACTIVE).order_by("activated_at", "id")
+    `failed` or `removed`), oldest first. Campaign sends only ever use these. In live mode (SANDBOX=0) a sandbox
+    mailbox is no capacity: its mail would only land in the sandbox sink (CONTRACT 4.14)."""
+    qs = Mailbox.objects.filter(workspace=workspace, status=Mailbox.Status.ACTIVE)
+    if not settings.SANDBOX:
+        qs = qs.exclude(provider=Provider.SANDBOX)
+    return qs.order_by("activated_at", "id")
 
 
 def mailboxes_list(*, workspace) -> QuerySet[Mailbox]:

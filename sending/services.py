@@ -27,6 +27,7 @@ from sending.dkim_keys import dkim_key_generate, dns_records
 from sending.models import Mailbox, Operation, Provider, SendingDomain
 from sending.providers import get_provider, provider_for
 from sending.providers.base import ACTIVE, FAILED, OutcomeUnknown, ProviderError
+from sending.signals import mailbox_sendable
 
 logger = logging.getLogger("sending")
 
@@ -615,6 +616,7 @@ def mailbox_renew(*, mailbox_id: str, now: datetime | None = None) -> str:
                 m.renewals = 1
                 m.save()
                 transaction.on_commit(lambda m=m: _enqueue_vendor_sync(m))
+                transaction.on_commit(lambda m=m: mailbox_sendable.send(sender=Mailbox, mailbox_id=m.pk))
                 return m.status
             m.renews_at = add_months(m.activated_at, m.renewals)
         m.save(update_fields=["renewals", "renews_at"])

@@ -1,5 +1,5 @@
-"""Signals other apps send about sending capacity. The `deliverability` app receives them; sending and
-campaigns never import it (it sits above both)."""
+"""What sending tells the apps above it (they subscribe; sending imports none of them): `deliverability`
+receives the health signals, `campaigns` the mailboxes that can send again."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from sending.models import Mailbox
 
 # a deliverability signal about this mailbox arrived (a hard bounce): kwargs `mailbox_id`
 mailbox_health_signal = Signal()
+
+# A mailbox can send again (reconnected, or reactivated once its upkeep was paid); sent after the commit that
+# made it active. Argument: mailbox_id. Campaigns bring the leads that waited for it back to the next tick.
+mailbox_sendable = Signal()
 
 
 def mailbox_health_mark(*, mailbox_id: str | None) -> None:

@@ -12,7 +12,8 @@ Either way the message is DKIM-signed (rsa-sha256, relaxed/relaxed) when its sen
 
 Errors: `TransientSendError` (4xx, connection failures, timeouts: retry later) and `PermanentSendError` (5xx:
 do not retry this recipient), both carrying `smtp_code` (int or None) and `message`.
-Only `active` mailboxes may send; anything else raises `PermanentSendError(smtp_code=None)`.
+Only `active` mailboxes may send; anything else raises `PermanentSendError(smtp_code=None)`, as does a sandbox
+mailbox while SANDBOX=0 (live mode never sends into the sink).
 """
 
 from __future__ import annotations
@@ -251,6 +252,10 @@ def send_message(*, mailbox: Mailbox, message: EmailMessage) -> None:
     """
     if mailbox.status != Mailbox.Status.ACTIVE:
         raise PermanentSendError(f"mailbox {mailbox.email} is {mailbox.status}, not active", None)
+    if mailbox.provider == Provider.SANDBOX and not settings.SANDBOX:
+        # live mode never reports a message sent that only reached the sandbox sink (CONTRACT 4.14)
+        raise PermanentSendError(f"mailbox {mailbox.email} is a sandbox mailbox: with SANDBOX=0 nothing is sent "
+                                 "from it", None)
     _prepare(mailbox, message)
     raw = _dkim_sign(mailbox, message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
     if uses_sink(mailbox):

@@ -4,7 +4,8 @@ Signatures follow Standard Webhooks: headers `webhook-id` (the delivery id, the 
 `webhook-timestamp` (seconds, the attempt's time) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of
 "{id}.{timestamp}.{body}">` under the base64 secret after `whsec_`; during the 24 hours after a rotation the
 old secret signs too, space-separated). Requests go through core.outbound: no loopback/private/link-local
-address unless WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1, no redirects, WEBHOOK_TIMEOUT_SECONDS, capped body.
+address unless WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 (loopback alone: WEBHOOKS_ALLOW_LOOPBACK, on by default in
+sandbox mode), no redirects, WEBHOOK_TIMEOUT_SECONDS, capped body.
 Delivery order per endpoint is not promised; a receiver deduplicates by `webhook-id`.
 """
 
@@ -54,6 +55,11 @@ def _setting(name, default):
 
 def allow_private() -> bool:
     return bool(_setting("WEBHOOKS_ALLOW_PRIVATE_NETWORKS", False))
+
+
+def allow_loopback() -> bool:
+    """Loopback receivers (on by default in sandbox mode: nothing leaves the machine)."""
+    return allow_private() or bool(_setting("WEBHOOKS_ALLOW_LOOPBACK", False))
 
 
 # --- secrets ----------------------------------------------------------------------------------------
@@ -108,10 +114,18 @@ def _url_check(url: str) -> str:
         literal = ipaddress.ip_address(host)
     except ValueError:
         literal = None
-    if not allow_private() and (host == "localhost" or host.endswith(".localhost") or
-                                (literal is not None and not _public(str(literal)))):
-        raise errors.InvalidRequest("url points to a loopback, private or link-local address.",
-                                    details={"fields": {"url": ["private addresses are refused"]}})
+    loopback = host == "localhost" or host.endswith(".localhost") or (literal is not None and literal.is_loopback)
+    if loopback and not allow_loopback():
+        raise errors.InvalidRequest(
+            "url points to a loopback address, refused here; WEBHOOKS_ALLOW_LOOPBACK=1 allows receivers on this "
+            "machine (on by default in sandbox mode).",
+            details={"fields": {"url": ["loopback addresses are refused"]}, "setting": "WEBHOOKS_ALLOW_LOOPBACK"})
+    if not loopback and not allow_private() and literal is not None and not _public(str(literal)):
+        raise errors.InvalidRequest(
+            "url points to a private or link-local address, refused here; WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 allows "
+            "receivers on private networks (trusted networks only).",
+            details={"fields": {"url": ["private addresses are refused"]},
+                     "setting": "WEBHOOKS_ALLOW_PRIVATE_NETWORKS"})
     return url
 
 
@@ -313,7 +327,7 @@ def delivery_attempt(*, delivery_id: str) -> str:
     try:
         resp = outbound.request("POST", endpoint.url, timeout=float(_setting("WEBHOOK_TIMEOUT_SECONDS", 10)),
                                 max_bytes=MAX_RESPONSE_BYTES, allow_private=allow_private(), headers=headers,
-                                content=body)
+                                content=body, allow_loopback=allow_loopback())
         code, latency = resp.status_code, resp.elapsed_ms
         if not 200 <= code < 300:
             error = f"HTTP {code}"

@@ -95,7 +95,8 @@ register(Verb(
     name="create_webhook", path="/v1/webhooks", run=run_create, input=CreateWebhookIn, output=WebhookWithSecretOut,
     summary="Add a webhook endpoint",
     description="Free. Returns the endpoint with its signing secret (`whsec_…`, Standard Webhooks), shown only here. "
-                "A URL on a loopback, private or link-local address is refused (400).",
+                "A URL on a private or link-local address is refused (400), and a loopback one outside sandbox mode "
+                "(the 400's details.setting names the setting that allows it).",
     errors=(errors.InvalidRequest,), **COMMON))
 register(Verb(
     name="list_webhooks", path="/v1/webhooks", method="GET", run=run_list, output=WebhookListOut, envelope=False,

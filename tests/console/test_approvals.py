@@ -125,7 +125,12 @@ def test_launch_page_shows_campaign_leads_mailboxes_and_first_step(console, work
     assert "Launch campaign \u201cQ4 founders\u201d: real email will be sent</h1>" in html
     for text in ("Leads to contact", "42", "ada@acme-mail.com", "Quick question, Grace", "Hi Grace,<br>saw Acme"):
         assert text in html, text
-    # Issue 14: in sandbox mode the page says where the mail goes.
+    # The sandbox banner never contradicts the headline: this launch sends real email (a connected mailbox).
+    assert 'data-testid="sandbox-sink"' not in html
+    summary["action"] = "Launch campaign \u201cQ4 founders\u201d: sandbox mode, the email goes to the sandbox sink on this machine"
+    token, _ = services.token_issue(workspace=workspace, verb="launch_campaign", params={"campaign_id": "y"},
+                                    ttl=services.LAUNCH_TTL, summary=summary)
+    html = console.get(f"/console/approvals/{token.pk}/").content.decode()
     assert 'data-testid="sandbox-sink"' in html and "goes to the sandbox sink" in html
 
 

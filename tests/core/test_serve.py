@@ -113,7 +113,7 @@ def test_serve_runs_every_child_and_sigterm_leaves_no_orphans(instance):
     try:
         assert wait_healthy(port, proc) == (200, {"status": "ok"})
         status, ready = get(f"http://127.0.0.1:{port}/readyz")
-        assert status == 200 and ready["checks"] == {"database": "ok", "broker": "ok"}
+        assert status == 200 and ready["checks"] == {"database": "ok", "broker": "ok", "configuration": "ok"}
         kids = children_of(proc.pid)
         assert len(kids) == 3  # web, worker, beat
         # The worker consumes from the broker (filesystem:// or Redis): enqueue from another process.

@@ -409,7 +409,8 @@ def test_protected_resource_metadata(live, settings):
 def test_foreign_host_is_refused_and_base_url_host_allowed(settings, transactional_db, api_key):
     settings.BASE_URL = "https://api.example.com"
     settings.MCP_INCLUDE_TEST_VERBS = True
-    auth = {"Authorization": f"Bearer {api_key}"}
+    # as behind the TLS-terminating proxy an https BASE_URL implies (plain http would be 403 https_required)
+    auth = {"Authorization": f"Bearer {api_key}", "X-Forwarded-Proto": "https"}
     with LiveServer() as live:
         assert http_post(live.url, INIT, headers={**auth, "Host": "evil.example"}).status_code == 421
         assert http_post(live.url, INIT, headers={**auth, "Host": "api.example.com"}).status_code == 200

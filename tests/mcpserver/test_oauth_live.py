@@ -205,6 +205,8 @@ def test_sdk_client_connects_by_url_alone_through_oauth(oauth_live, settings):
     launch = agent.call("launch_campaign", {"campaign_id": "cmp_nope"})
     assert launch.is_error and launch.structured_content["error"]["code"] == "insufficient_scope"
     assert launch.structured_content["error"]["details"]["required_scope"] == "campaign:launch"
+    assert launch.structured_content["error"]["message"].startswith(
+        "The OAuth connection \u201cTest agent\u201d lacks the scope campaign:launch")
     denied = agent.call("test_confirm", {"amount": 1})
     assert denied.structured_content["error"]["code"] == "insufficient_scope"
 
