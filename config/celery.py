@@ -1,6 +1,11 @@
 import os
 
 from celery import Celery
+from kombu.transport import TRANSPORT_ALIASES
+
+# `filesystem://` (the embedded default's broker) is kombu's transport with whole-file writes and skipped
+# undecodable messages (config/broker.py); registered before any connection is made.
+TRANSPORT_ALIASES["filesystem"] = "config.broker:Transport"
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -14,5 +19,5 @@ def ensure_broker_dirs() -> None:
     from django.conf import settings
 
     if not settings.REDIS_URL:
-        for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
+        for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder", "tmp_folder"):
             os.makedirs(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key], exist_ok=True)

@@ -320,6 +320,7 @@ else:
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "tmp_folder": str(BROKER_DIR / "tmp"),  # messages are written here whole, then renamed into queue/
         "control_folder": str(BROKER_DIR / "control"),  # kombu's default is ./control in the working directory
         "store_processed": False,
     }
