@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -179,3 +180,94 @@ def test_children_die_even_if_serve_is_killed(instance):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _child_named(serve_pid, name):
+    """The pid of serve's child running `name` (web: uvicorn, worker / beat: celery)."""
+    marker = {"web": "uvicorn", "worker": " worker ", "beat": " beat "}[name]
+    for pid in children_of(serve_pid):
+        try:
+            cmdline = " " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() + " "
+        except OSError:
+            continue
+        if marker in cmdline and alive(pid):
+            return pid
+    return None
+
+
+def _wait_for(predicate, what, proc, deadline_s=120):
+    deadline = time.monotonic() + deadline_s  # a failsafe for a stuck process, not a timing assumption
+    while not (value := predicate()):
+        assert proc.poll() is None, f"serve ended while waiting for {what}: {output(proc)}"
+        assert time.monotonic() < deadline, f"{what}: {output(proc)}"
+        time.sleep(0.1)
+    return value
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inspects /proc")
+def test_a_child_that_dies_is_started_again_and_sigterm_still_stops_all(instance):
+    """A worker that crashes (here: SIGKILL) no longer takes the web server, beat and the listener down with it:
+    serve logs the exit, starts the child again after a pause, and the new worker runs tasks. The web server too.
+    SIGTERM afterwards still stops every child, the restarted ones included."""
+    env, port = instance
+    proc = start(env)
+    try:
+        wait_healthy(port, proc)
+        first_worker = _wait_for(lambda: _child_named(proc.pid, "worker"), "a worker", proc)
+        os.kill(first_worker, signal.SIGKILL)
+        second_worker = _wait_for(lambda: (pid := _child_named(proc.pid, "worker")) != first_worker and pid,
+                                  "a new worker", proc)
+        printed = output(proc)
+        assert f"[serve] worker (pid {first_worker}) was killed by SIGKILL" in printed
+        assert "starting it again in 1 s" in printed
+        assert f"[serve] started worker (pid {second_worker})" in printed
+        assert "stopping everything" not in printed
+
+        token = f"r{port}"  # the new worker consumes
+        subprocess.run([sys.executable, "manage.py", "shell", "-c", f"from core.tasks import ping; ping.delay({token!r})"],
+                       cwd=ROOT, env=env, check=True, timeout=120)
+        marker = Path(env["DATA_DIR"]) / f"ping-{token}"
+        _wait_for(marker.exists, "the restarted worker to run a task", proc, deadline_s=300)
+
+        first_web = _child_named(proc.pid, "web")
+        os.kill(first_web, signal.SIGKILL)
+        _wait_for(lambda: (pid := _child_named(proc.pid, "web")) != first_web and pid, "a new web server", proc)
+        _wait_for(lambda: output(proc).count("listening on") == 2, "listening again", proc)
+        assert get(f"http://127.0.0.1:{port}/healthz") == (200, {"status": "ok"})
+
+        kids = children_of(proc.pid)
+        descendants = kids + [g for k in kids for g in children_of(k)]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        for pid in descendants:
+            for _ in range(100):
+                if not alive(pid):
+                    break
+                time.sleep(0.1)
+            assert not alive(pid), f"orphan {pid}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_restart_pause_doubles_and_is_capped():
+    from core.management.commands.serve import restart_delay
+
+    assert [restart_delay(n) for n in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
+
+
+def test_a_child_that_cannot_start_stops_serve_after_six_tries(instance):
+    """A web server that cannot listen (the port is taken) is not retried forever: after six exits in a row, each
+    soon after its start, serve says so and exits 1."""
+    env, port = instance
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--only", "web"], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        printed, _ = proc.communicate(timeout=300)
+    printed = printed.decode(errors="replace")
+    assert proc.returncode == 1, printed
+    assert [f"starting it again in {s} s" in printed for s in (1, 2, 4, 8, 16)] == [True] * 5, printed
+    assert re.search(r"web exited with \d+, the 6th time in a row within 60 s of starting; stopping everything",
+                     printed), printed

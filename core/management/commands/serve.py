@@ -1,9 +1,11 @@
 """`manage.py serve`: the whole service in the foreground, as supervised child processes.
 
 Children: the ASGI web server (API, MCP, console), a Celery worker, Celery beat, and in sandbox mode the
-inbound SMTP listener. SIGINT/SIGTERM stop all of them (SIGTERM, then SIGKILL after 10 s); if one dies the
-others are stopped too; each child is also tied to this process with PR_SET_PDEATHSIG, so even a SIGKILL of
-`serve` leaves no orphans.
+inbound SMTP listener. A child that exits on its own is started again after a pause that doubles with each exit
+in a row (1 s, 2 s, 4 s ... at most 30 s; a child that ran for a minute starts again at 1 s), each logged; one that
+exits within a minute of starting six times in a row is broken (a port in use, a bad setting), and serve then
+stops everything and exits 1. SIGINT/SIGTERM stop all of them (SIGTERM, then SIGKILL after 10 s); each child is
+also tied to this process with PR_SET_PDEATHSIG, so even a SIGKILL of `serve` leaves no orphans.
 """
 
 from __future__ import annotations
@@ -22,6 +24,26 @@ PR_SET_PDEATHSIG = 1
 # Worker and beat log warnings and errors by default (periodic sweeps every few seconds would bury them);
 # SERVE_TASK_LOG_LEVEL=INFO shows every task.
 TASK_LOG_LEVEL = os.environ.get("SERVE_TASK_LOG_LEVEL", "WARNING")
+
+
+RESTART_FIRST_DELAY = 1.0
+RESTART_MAX_DELAY = 30.0
+RESTART_STABLE_SECONDS = 60.0  # a child that ran this long before exiting starts again at the first delay
+RESTART_GIVE_UP = 6  # exits in a row, each within RESTART_STABLE_SECONDS of its start: stop everything
+
+
+def restart_delay(exits_in_a_row: int) -> float:
+    """Pause before starting a child again after its n-th exit in a row (n >= 1)."""
+    return min(RESTART_MAX_DELAY, RESTART_FIRST_DELAY * 2 ** (exits_in_a_row - 1))
+
+
+def _describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with {returncode}"
 
 
 def _die_with_parent():  # runs in the child between fork and exec
@@ -103,18 +125,26 @@ class Command(BaseCommand):
             commands = {k: v for k, v in commands.items() if k in wanted}
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         children: dict[str, subprocess.Popen] = {}
+        started_at: dict[str, float] = {}
+        exits_in_a_row: dict[str, int] = dict.fromkeys(commands, 0)
+        restart_at: dict[str, float] = {}  # children waiting to be started again, and when
         stopping = False
 
         def stop(signum=None, frame=None):
             nonlocal stopping
             stopping = True
 
+        def launch(name: str) -> None:
+            children[name] = subprocess.Popen(commands[name], env=env, cwd=str(settings.BASE_DIR),
+                                              preexec_fn=_die_with_parent)
+            started_at[name] = time.monotonic()
+            self.stdout.write(f"[serve] started {name} (pid {children[name].pid})")
+            self.stdout.flush()
+
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
-        for name, cmd in commands.items():
-            children[name] = subprocess.Popen(cmd, env=env, cwd=str(settings.BASE_DIR), preexec_fn=_die_with_parent)
-            self.stdout.write(f"[serve] started {name} (pid {children[name].pid})")
-        self.stdout.flush()
+        for name in commands:
+            launch(name)
         # "listening" is printed once the web server accepts connections, not when its process was started
         waiting_for_web = "web" in children
         if not waiting_for_web:
@@ -123,13 +153,32 @@ class Command(BaseCommand):
         exit_code = 0
         try:
             while not stopping:
+                now = time.monotonic()
                 for name, proc in children.items():
-                    if proc.poll() is not None:
-                        self.stderr.write(f"[serve] {name} exited with {proc.returncode}; stopping everything")
+                    if name in restart_at or proc.poll() is None:
+                        continue
+                    ran = now - started_at[name]
+                    exits_in_a_row[name] = 1 if ran >= RESTART_STABLE_SECONDS else exits_in_a_row[name] + 1
+                    if exits_in_a_row[name] >= RESTART_GIVE_UP:
+                        self.stderr.write(f"[serve] {name} {_describe_exit(proc.returncode)}, the "
+                                          f"{exits_in_a_row[name]}th time in a row within "
+                                          f"{RESTART_STABLE_SECONDS:.0f} s of starting; stopping everything")
                         exit_code = 1
                         stopping = True
                         break
-                if waiting_for_web and not stopping and accepting(settings.HOST, settings.PORT):
+                    delay = restart_delay(exits_in_a_row[name])
+                    restart_at[name] = now + delay
+                    self.stderr.write(f"[serve] {name} (pid {proc.pid}) {_describe_exit(proc.returncode)} after "
+                                      f"{ran:.1f} s; starting it again in {delay:.0f} s")
+                    self.stderr.flush()
+                for name, when in list(restart_at.items()):
+                    if not stopping and now >= when:
+                        del restart_at[name]
+                        launch(name)
+                        if name == "web":
+                            waiting_for_web = True
+                if waiting_for_web and not stopping and "web" not in restart_at and accepting(settings.HOST,
+                                                                                                 settings.PORT):
                     waiting_for_web = False
                     self.stdout.write(f"[serve] listening on {settings.BASE_URL}")
                     self.stdout.flush()
