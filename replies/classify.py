@@ -18,7 +18,10 @@ Order of the rules (first match wins), as CONTRACT section 5 decides:
    acknowledgements and `auto-generated` mail without absence wording (`other`). Without such headers an
    absence notice read by the local model (replies.model) is `out_of_office`; an absence sentence inside a
    reply about the offer is not.
-5. Human replies, after quoted text and signatures are stripped: an explicit request to stop contact (rules) is
+5. Mail that is not an answer to ours (`other`): list headers or a bulk `Precedence`, a calendar invitation or
+   answer outside our thread, and a message outside any thread that has a bulk sender's footer or neither asks
+   to stop, refers to our mail nor greets the addressee (an internal message sent to the wrong address).
+6. Human replies, after quoted text and signatures are stripped: an explicit request to stop contact (rules) is
    `unsubscribe`; otherwise the local model decides `interested` / `not_interested` / `unsubscribe` / `other`
    and names the language. The labelling rules are in docs/replies.md.
 
@@ -1028,8 +1031,115 @@ def _classify(msg: Message, raw: bytes | str | None) -> Verdict:
             (absence_words and prediction.label == OTHER and not ticket):
         return Verdict(OUT_OF_OFFICE, "ooo_body")
 
+    # 4b. mail that is not an answer to ours (CONTRACT 4.8b: `other`), told by its headers, its parts and its text:
+    # a mailing list's or bulk sender's message (a newsletter or product update from the lead's company, whose
+    # unsubscribe footer is not the reader's request), a calendar invitation or its answer, and a new message that
+    # neither continues a thread nor speaks to us (an internal message sent to the wrong address)
+    not_answer = _not_an_answer(msg, subject, text, stripped, precedence)
+    if not_answer:
+        return Verdict(OTHER, not_answer)
+
     # 5. a person's words
     return classify_text(stripped, subject, prediction=prediction)
+
+
+# headers that only list managers and bulk senders set (RFC 2369, RFC 2919); a person's reply never has them
+LIST_HEADERS = ("List-Unsubscribe", "List-Id", "List-Post", "List-Help", "List-Subscribe", "List-Archive",
+                "List-Owner")
+CALENDAR_TYPES = ("text/calendar", "application/ics", "text/x-vcalendar")
+FORWARD_PREFIX_RE = re.compile(r"^\s*(fw|fwd|wg|tr|rv|enc|i|doorst|vs|vb|pd|転送|转发|轉寄)\s*[:：]", re.I)
+# a bulk sender's footer: the sender tells the reader how to stop its mail (second person, "these emails"),
+# which is not the reader asking us to stop
+BULK_FOOTER_RE = _rx(
+    r"\byou('re| are) receiving (this|these) (e-?mails?|messages?|newsletters?|updates?)\b",
+    r"\byou (received|got) this (e-?mail|message|newsletter) because\b",
+    r"\b(this|the) (e-?mail|message|newsletter) was sent to \S+@", r"\bview (this (e-?mail|message) )?in (your |a )?browser\b",
+    r"\b(manage|update|change) (your )?(e-?mail |subscription |communication |notification )?(preferences|settings|"
+    r"subscriptions?)\b", r"\b(unsubscribe|opt out) (from|of) (these|this|our|all|future) ", r"\bif you (no longer|don'?t) "
+    r"(wish|want) to receive\b", r"\bto stop receiving (these|this|our|future)\b",
+    r"^\s*unsubscribe\s*[|·•]", r"[|·•]\s*unsubscribe\s*$", r"\bclick here to unsubscribe\b",
+    r"\bsie erhalten (diese|den|unseren) (e-?mail|nachricht|newsletter)", r"\bnewsletter (abbestellen|abmelden)\b",
+    r"\b(vom|von unserem) newsletter abmelden\b", r"\bhier (ab)?melden\b.{0,5}$", r"\bkeine (weiteren )?(e-?mails|"
+    r"nachrichten|newsletter) (mehr )?(von uns )?(erhalten|empfangen)\b", r"\bsich hier abmelden\b",
+    r"\bvous recevez (cet|ce|la) (e-?mail|courriel|message|newsletter|lettre)", r"\bse (désinscrire|désabonner)\b",
+    r"\bvous désinscrire\b", r"\bvous désabonner\b", r"\bne (plus|souhaitez plus) recevoir (nos|ces|de) ",
+    r"\b(recibes|recibe|has recibido|ha recibido) este (correo|e-?mail|mensaje|boletín)", r"\bdar(te|se) de baja\b",
+    r"\bdejar de recibir (estos|nuestros|este)\b", r"\bcancelar (la |tu )?suscripción\b",
+    r"\b(você está|voce esta|está) recebendo (este|esta) (e-?mail|mensagem|newsletter)", r"\bcancelar (a )?inscrição\b",
+    r"\bdescadastr", r"\bnão receber mais (nossos|estes|os nossos)\b",
+    r"\bricevi questa (e-?mail|mail|newsletter|comunicazione)", r"\bannulla (l'|la )?iscrizione\b", r"\bdisiscriviti\b",
+    r"\bnon vuoi più ricevere\b", r"\bcancella(re)? (l'|la )?iscrizione\b",
+    r"\b(je|u) ontvangt (deze|dit) (e-?mail|mail|bericht|nieuwsbrief)", r"\b(afmelden|uitschrijven) (voor|van) (deze|onze|"
+    r"de) (e-?mails|mails|nieuwsbrief)\b", r"\bklik hier om (je|u) af te melden\b",
+    r"\bdu får (detta|det här|dette) (mejl|mail|e-?postmeddelande|nyhetsbrev)", r"\bavsluta (din )?prenumeration\b",
+    r"\bavregistrera\b", r"\bdu modtager (denne|dette) (e-?mail|mail|nyhedsbrev)", r"\bafmeld (nyhedsbrevet|dig)\b",
+    r"\botrzymujesz (tę|tą|ten|tego) (wiadomość|e-?mail|newsletter)", r"\bwypisz się\b",
+    r"\bzrezygnuj z (subskrypcji|newslettera)\b", r"配信(停止|解除)", r"メールマガジン", r"退订", r"取消订阅", r"退訂",
+)
+# a new message that speaks to us refers to our mail or offer ("your email", "you wrote")
+REFERS_TO_US_RE = _rx(
+    r"\byour (e-?mail|mail|message|note|offer|pitch|outreach|proposal|product|service|company|team|tool|platform)\b",
+    r"\byou (wrote|sent|e-?mailed|reached out|contacted|mentioned)\b",
+    r"\b(ihre|deine|eure) (e-?mail|mail|nachricht|anfrage|angebot|lösung|produkt)\b", r"\b(ihr|dein) angebot\b",
+    r"\b(votre|ton) (e-?mail|mail|courriel|message|offre|proposition|produit|solution)\b",
+    r"\b(su|tu) (correo|e-?mail|mensaje|oferta|propuesta|producto|solución)\b",
+    r"\b(seu|sua|teu|tua) (e-?mail|mensagem|oferta|proposta|produto|solução)\b",
+    r"\b(la sua|il suo|la tua|il tuo|vostra|vostro) (e-?mail|mail|messaggio|offerta|proposta|prodotto|soluzione)\b",
+    r"\b(uw|je|jouw) (e-?mail|mail|bericht|aanbod|voorstel|product|oplossing)\b",
+    r"\b(ditt|ert|din|er) (mejl|mail|meddelande|erbjudande|förslag|produkt)\b",
+    r"\b(din|dit|jeres) (e-?mail|mail|besked|henvendelse|tilbud|forslag|produkt)\b",
+    r"\b(pana|pani|państwa|twoj\w*|twoją) (wiadomo\w*|e-?mail\w*|ofert\w*|propozycj\w*)\b",
+    r"(メール|ご連絡|ご提案|ご案内)(を|いただ|ありがと)", r"(您|你)的(邮件|郵件|来信|來信|消息|产品|產品|方案)",
+)
+GREETING_NAME_RE = re.compile(r"^\W*(?:hi|hello|hey|dear|hallo|hej|hoi|ciao|salut|bonjour|hola|olá|ola|buongiorno|"
+                              r"guten tag|liebe[rs]?|sehr geehrter?|cher|chère|querid[oa]|estimad[oa]|caro|cara|"
+                              r"beste|dzień dobry|witam|cześć)?\s*(?:herr|frau|mr\.?|ms\.?|mrs\.?|m\.|mme|sr\.?|sra\.?|"
+                              r"pan|pani)?\s*([^\W\d_]+)", re.I)
+
+
+def _recipient_names(msg: Message) -> set[str]:
+    """First and last name of the addressee as the To header gives them (display name, else the local part)."""
+    names: set[str] = set()
+    for display, addr in getaddresses(header_all(msg, "To")):
+        words = re.findall(r"[^\W\d_]+", display) or re.findall(r"[^\W\d_]+", addr.split("@")[0])
+        names.update(w.lower() for w in words if len(w) > 1)
+    return names
+
+
+def _calendar(msg: Message) -> bool:
+    return any(content_type(p) in CALENDAR_TYPES or (p.get_filename("") or "").lower().endswith(".ics")
+               for p in walk(msg) if not p.is_multipart())
+
+
+def _not_an_answer(msg: Message, subject: str, text: str, own: str, precedence: str) -> str:
+    """Why a message is not an answer to ours (the Verdict's rule), or '' when it may be one."""
+    if any(header_all(msg, name) for name in LIST_HEADERS):
+        return "list_mail"
+    if precedence in ("bulk", "list", "junk"):
+        return "bulk_mail"
+    in_thread = bool(header(msg, "In-Reply-To") or header(msg, "References"))
+    reply_subject = bool(REPLY_PREFIX_RE.match(subject) or FORWARD_PREFIX_RE.match(subject))
+    try:
+        calendar = _calendar(msg)
+    except Exception:  # noqa: BLE001
+        calendar = False
+    # an invitation sent in a reply in our thread ("sure, I sent you an invite for Thursday") answers us
+    if calendar and not (in_thread and reply_subject and own.strip()):
+        return "calendar"
+    if in_thread or reply_subject:
+        return ""
+    if _has(BULK_FOOTER_RE, text):
+        return "bulk_footer"
+    # a new message (no thread, no reply subject): ours only if it asks us to stop, refers to our mail or offer,
+    # or greets the addressee by name; anything else was meant for someone else
+    norm = unicodedata.normalize("NFC", own or "").replace("’", "'")
+    if not norm.strip() or _has(UNSUBSCRIBE_RE, norm) or _has(REFERS_TO_US_RE, norm):
+        return ""
+    first_line = next((ln for ln in norm.split("\n") if ln.strip()), "")
+    greeted = GREETING_NAME_RE.match(first_line)
+    if greeted and greeted.group(1).lower() in _recipient_names(msg):
+        return ""
+    return "not_a_reply"
 
 
 def _predict(text: str):

@@ -39,7 +39,9 @@ Labels and rules:
 - "not_interested": declines without asking to stop contact ("not a fit", "we already use X", "no budget",
   "not now" with no request to come back later).
 - "other": neither interest nor a decline: who are you, a redirect to someone else with no interest signal, a
-  forward without comment, an empty reply, an acknowledgement.
+  forward without comment, an empty reply, an acknowledgement; and mail that does not answer the sales email: a
+  newsletter or product update (its unsubscribe footer is the sender's, not a request), a calendar invitation,
+  a message meant for someone else.
 An absence sentence inside a reply about the offer does not change its label.
 
 Examples:

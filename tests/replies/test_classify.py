@@ -487,3 +487,44 @@ def test_smtp_words_in_a_persons_mail_do_not_make_a_bounce(body):
 ])
 def test_a_time_and_a_contact_word_are_not_a_request_to_come_back(text):
     assert not c._asks_for_later(text)
+
+
+# Mail that is not an answer to ours (CONTRACT 4.8b `other`), with the rule that decides it, and answers that
+# look like it but are answers (a new message that refers to our mail, a reply in our thread with an invite).
+NOT_ANSWERS = {
+    "246-en-newsletter-list-headers": "list_mail",
+    "247-de-newsletter-footer-only": "bulk_footer",
+    "248-fr-product-update-list-unsubscribe": "list_mail",
+    "249-es-newsletter-footer-html": "bulk_footer",
+    "250-en-product-update-footer-only": "bulk_footer",
+    "251-en-calendar-invite-google": "calendar",
+    "252-de-calendar-invite-outlook": "calendar",
+    "253-en-calendar-cancel": "calendar",
+    "254-fr-calendar-accepted": "calendar",
+    "255-en-internal-misdirected": "not_a_reply",
+    "256-de-internal-misdirected": "not_a_reply",
+    "257-es-internal-misdirected": "not_a_reply",
+    "258-nl-internal-misdirected": "not_a_reply",
+    "259-it-newsletter-list-id": "list_mail",
+    "260-pt-newsletter-footer-only": "bulk_footer",
+    "261-en-webinar-precedence-bulk": "bulk_mail",
+}
+ANSWERS_THAT_LOOK_LIKE_THEM = {
+    "262-en-fresh-message-refers-to-pitch": "interested",
+    "263-en-fresh-message-remove-me": "unsubscribe",
+    "264-en-reply-with-invite": "interested",
+    "265-de-reply-signature-newsletter-line": "interested",
+}
+
+
+@pytest.mark.parametrize(("name", "rule"), NOT_ANSWERS.items())
+def test_mail_that_is_not_an_answer_is_other(name, rule):
+    """A newsletter's unsubscribe footer is not a request to stop; an invitation or an internal message meant for
+    someone else is not interest."""
+    verdict = c.classify(_one(name.split("-", 1)[1]))
+    assert (verdict.label, verdict.rule) == ("other", rule)
+
+
+@pytest.mark.parametrize(("name", "label"), ANSWERS_THAT_LOOK_LIKE_THEM.items())
+def test_answers_that_look_like_mail_for_someone_else_keep_their_label(name, label):
+    assert c.classify(_one(name.split("-", 1)[1])).label == label
