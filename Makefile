@@ -9,18 +9,19 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[dev]'  # not --quiet: a first install takes a while, and says what it is doing
 	touch $(STAMP)
 
-# the reply classifier's local model, built deterministically from replies/corpus/train (cached under var/)
+# the reply classifier's local model, built deterministically from replies/corpus/train (cached under var/), on every
+# CPU and with a progress line every few seconds
 model: $(STAMP)
 	$(PY) -m replies.model
 
 install: $(STAMP) model
 
 migrate: $(STAMP) model
-	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py migrate --noinput -v1
 
 run: migrate
 	$(PY) manage.py seed_demo

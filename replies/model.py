@@ -8,7 +8,9 @@ first use builds it if it is missing) and cached as `var/replies_model/model-<di
 covers the corpus sources, this file and the scikit-learn version, so a change to any of them rebuilds it.
 `REPLIES_MODEL_DIR` moves the cache.
 
-    python -m replies.model            # build (or find) the model, print the path and the validation figures
+    python -m replies.model            # build (or find) the model with every CPU, printing progress
+    python -m replies.model --serial   # the same build in one process
+    python -m replies.model --evaluate # also the validation figures
 """
 
 from __future__ import annotations
@@ -88,19 +90,102 @@ def model_path() -> Path:
     return model_dir() / f"model-{_digest()}.pkl"
 
 
+def _extract(raw: bytes) -> tuple[str, str] | None:
+    """(model text, language text) of one corpus message, extracted as classify does; None when it has no text of
+    its own (a forward without comment, an empty reply): nothing to learn."""
+    from replies import classify as cl
+
+    own = cl.strip_quotes_and_signature(cl.body_text(cl.parse(raw)))
+    if not own.strip():
+        return None
+    return model_text(own), _lang_text(own)
+
+
+def _extract_row(row: dict):
+    texts = _extract(row["raw"])
+    return None if texts is None else (*texts, row["label"], row["lang"], row["split"])
+
+
 def training_rows(split: str | None = "train"):
     """(model text, language text, label, lang, split) for each corpus message, extracted as classify does."""
-    from replies import classify as cl
     from replies.corpus.train.build import corpus
 
     for row in corpus():
         if split is not None and row["split"] != split:
             continue
-        msg = cl.parse(row["raw"])
-        own = cl.strip_quotes_and_signature(cl.body_text(msg))
-        if not own.strip():  # no text of its own (a forward without comment, an empty reply): nothing to learn
-            continue
-        yield model_text(own), _lang_text(own), row["label"], row["lang"], row["split"]
+        extracted = _extract_row(row)
+        if extracted is not None:
+            yield extracted
+
+
+class _Progress:
+    """Progress lines while the model builds: one every PROGRESS_SECONDS at most, and a heartbeat thread that says
+    which step is running when a step (a fit) prints nothing itself, so the build never runs silently for long."""
+
+    def __init__(self, out):
+        self.out = out
+        self.started = time.perf_counter()
+        self.step = "starting"
+        self.count = 0
+        self.last = 0.0
+        self._stop = threading.Event()
+        self._thread = None
+
+    def say(self, text: str) -> None:
+        if self.out is not None:
+            print(f"[replies model] {text} ({time.perf_counter() - self.started:.0f} s)", file=self.out, flush=True)
+        self.last = time.perf_counter()
+
+    def set_step(self, step: str) -> None:
+        self.step, self.count = step, 0
+        self.say(step)
+
+    def tick(self, count: int) -> None:
+        self.count = count
+        if time.perf_counter() - self.last >= PROGRESS_SECONDS:
+            self.say(f"{self.step}: {count:,} messages")
+
+    def __enter__(self):
+        def beat():
+            while not self._stop.wait(1.0):
+                if time.perf_counter() - self.last >= PROGRESS_SECONDS:
+                    self.say(f"{self.step}: {self.count:,} messages" if self.count else f"{self.step}: still running")
+
+        if self.out is not None:
+            self._thread = threading.Thread(target=beat, name="replies-model-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+PROGRESS_SECONDS = 5.0
+
+
+def _rows_parallel(workers: int, progress: _Progress) -> list:
+    """Every corpus message's row, in corpus order, the text extraction (email parsing, quote and signature
+    stripping: about half the build) spread over `workers` processes while this one composes the messages."""
+    import multiprocessing
+
+    from replies.corpus.train.build import corpus
+
+    rows = []
+    if workers <= 1:
+        for n, row in enumerate(corpus(), 1):
+            extracted = _extract_row(row)
+            if extracted is not None:
+                rows.append(extracted)
+            progress.tick(n)
+        return rows
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        for n, extracted in enumerate(pool.imap(_extract_row, corpus(), chunksize=64), 1):
+            if extracted is not None:
+                rows.append(extracted)
+            progress.tick(n)
+    return rows
 
 
 def _pipelines():
@@ -124,29 +209,57 @@ def _pipelines():
     return intent, language
 
 
-def fit(rows):
-    intent, language = _pipelines()
-    intent.fit([r[0] for r in rows], [r[2] for r in rows])
+def _fit_language(rows):
+    _, language = _pipelines()
     lang_rows = [r for r in rows if r[1].strip()]
     language.fit([r[1] for r in lang_rows], [r[3] for r in lang_rows])
+    return language
+
+
+def fit(rows, workers: int = 1, progress: _Progress | None = None):
+    """Both heads on `rows`; with `workers` > 1 the language head is fitted in a second process meanwhile (the
+    same estimator on the same rows: the same model as one process fits)."""
+    progress = progress or _Progress(None)
+    if workers > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            language_job = pool.apply_async(_fit_language, ([(None, r[1], None, r[3]) for r in rows],))
+            progress.set_step(f"fitting the intent and language heads on {len(rows):,} messages")
+            intent, _ = _pipelines()
+            intent.fit([r[0] for r in rows], [r[2] for r in rows])
+            progress.set_step("intent head fitted; waiting for the language head")
+            language = language_job.get()
+    else:
+        progress.set_step(f"fitting the intent head on {len(rows):,} messages")
+        intent, _ = _pipelines()
+        intent.fit([r[0] for r in rows], [r[2] for r in rows])
+        progress.set_step("fitting the language head")
+        language = _fit_language(rows)
     return {"intent": intent, "language": language}
 
 
-def build(path: Path | None = None) -> Path:
+def build(path: Path | None = None, workers: int = 1, out=None) -> Path:
     """Train both heads on the whole shipped corpus (both splits) and write them atomically; returns the path.
-    The validation figures come from `evaluate()`, which trains a separate model on the train split only."""
+    The validation figures come from `evaluate()`, which trains a separate model on the train split only.
+    `workers` processes share the work (the command line uses every CPU; a build on first use inside the service
+    stays in its process); `out` (a text stream) receives progress lines."""
     path = path or model_path()
-    model = fit(list(training_rows(None)))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".model-", suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        pickle.dump({**model, "digest": path.stem}, fh,
-                    protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
-    for stale in path.parent.glob("model-*.pkl"):  # models of older sources are never loaded again
-        if stale != path:
-            with contextlib.suppress(OSError):
-                stale.unlink()
+    with _Progress(out) as progress:
+        progress.set_step("composing and reading the training corpus")
+        rows = _rows_parallel(workers, progress)
+        model = fit(rows, workers=workers, progress=progress)
+        progress.set_step("writing the model")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".model-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump({**model, "digest": path.stem}, fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        for stale in path.parent.glob("model-*.pkl"):  # models of older sources are never loaded again
+            if stale != path:
+                with contextlib.suppress(OSError):
+                    stale.unlink()
     return path
 
 
@@ -297,7 +410,9 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     path = model_path()
     if not path.exists():
-        build(path)
+        workers = 1 if "--serial" in argv else max(1, min(4, os.cpu_count() or 1))
+        print(f"building the reply classifier's model (once per corpus change, {workers} processes) ...", flush=True)
+        build(path, workers=workers, out=sys.stdout)
         print(f"built {path} in {time.perf_counter() - started:.1f}s")
     else:
         print(f"model up to date: {path}")

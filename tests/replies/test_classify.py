@@ -1,5 +1,6 @@
 """The classification engine against the labelled corpus in tests/data/replies/<label>/*.eml, plus fuzzing."""
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -323,8 +324,8 @@ def test_a_rebuilt_model_replaces_the_stale_ones(tmp_path, monkeypatch):
     would never be loaded again and each is several megabytes)."""
     from replies import model
 
-    monkeypatch.setattr(model, "fit", lambda rows: {"intent": None, "language": None})
-    monkeypatch.setattr(model, "training_rows", lambda split: iter(()))
+    monkeypatch.setattr(model, "fit", lambda rows, **kw: {"intent": None, "language": None})
+    monkeypatch.setattr(model, "_rows_parallel", lambda workers, progress: [])
     (tmp_path / "model-0000000000000000.pkl").write_bytes(b"old")
     (tmp_path / "notes.txt").write_text("kept")
     path = model.build(tmp_path / "model-1111111111111111.pkl")
@@ -528,3 +529,32 @@ def test_mail_that_is_not_an_answer_is_other(name, rule):
 @pytest.mark.parametrize(("name", "label"), ANSWERS_THAT_LOOK_LIKE_THEM.items())
 def test_answers_that_look_like_mail_for_someone_else_keep_their_label(name, label):
     assert c.classify(_one(name.split("-", 1)[1])).label == label
+
+
+def test_the_model_build_prints_progress_and_gives_the_same_model_on_two_processes(tmp_path, monkeypatch):
+    """`python -m replies.model` shares the work between processes and says what it is doing every few seconds (a
+    first `make run` waited minutes on a silent build); the model is the one a single process builds."""
+    import io
+
+    import numpy as np
+
+    from replies import model
+    from replies.corpus.train import build as corpus_build
+
+    files = sorted(CORPUS.glob("*/*.eml"))
+    rows = [{"id": f"t{i}", "label": p.parent.name, "lang": ("en", "de")[i % 2], "split": "train",
+             "raw": p.read_bytes()} for i, p in enumerate(files)]
+    monkeypatch.setattr(corpus_build, "corpus", lambda: iter(rows))
+    monkeypatch.setattr(model, "PROGRESS_SECONDS", 0.0)
+    built = {}
+    for workers in (1, 2):
+        out = io.StringIO()
+        path = model.build(tmp_path / str(workers) / "model-2222222222222222.pkl", workers=workers, out=out)
+        lines = out.getvalue().splitlines()
+        assert lines[0].startswith("[replies model] composing and reading the training corpus")
+        assert any("fitting the intent" in line for line in lines) and "writing the model" in lines[-1]
+        with open(path, "rb") as fh:
+            built[workers] = pickle.load(fh)  # noqa: S301 - just built
+    for head in ("intent", "language"):
+        one, two = built[1][head].steps[-1][1], built[2][head].steps[-1][1]
+        assert np.array_equal(one.coef_, two.coef_) and np.array_equal(one.intercept_, two.intercept_)
