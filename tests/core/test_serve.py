@@ -184,7 +184,7 @@ def test_children_die_even_if_serve_is_killed(instance):
 
 def _child_named(serve_pid, name):
     """The pid of serve's child running `name` (web: uvicorn, worker / beat: celery)."""
-    marker = {"web": "uvicorn", "worker": " worker ", "beat": " beat "}[name]
+    marker = {"web": "uvicorn", "worker": " --hostname worker-", "beat": " beat "}[name]
     for pid in children_of(serve_pid):
         try:
             cmdline = " " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() + " "
