@@ -11,6 +11,7 @@ from campaigns.models import DEFAULT_WINDOW
 from campaigns.window import DAY_NAMES, LEAD_ZONE
 from core import errors
 from core.verbs import Outcome, StrictSerializer, Verb, register
+from sending.models import HOST_PROVIDERS
 
 MAX_LEADS = 5000
 MAX_STEPS = 8
@@ -549,7 +550,7 @@ class CampaignLeadOut(serializers.Serializer):
     stopped_at = serializers.DateTimeField(allow_null=True)
     mailbox_id = serializers.CharField(allow_null=True)
     timezone = serializers.CharField(allow_null=True, help_text="The lead's IANA time zone, if given.")
-    recipient_provider = serializers.ChoiceField(choices=["google", "microsoft", "other"], allow_null=True, help_text=(
+    recipient_provider = serializers.ChoiceField(choices=HOST_PROVIDERS, allow_null=True, help_text=(
         "Who hosts the lead's mail (its domain's MX), recorded before the first send when the campaign has "
         "`match_mailbox_provider`; null otherwise."))
     variants = serializers.ListField(child=serializers.IntegerField(allow_null=True), help_text=(

@@ -269,7 +269,12 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"ApiKey": []}],
     # one name for the intent signal types wherever they appear (else a warning on every /openapi.json)
-    "ENUM_NAME_OVERRIDES": {"SignalEnum": "leads.providers.base.SIGNAL_TYPES"},
+    "ENUM_NAME_OVERRIDES": {"SignalEnum": "leads.providers.base.SIGNAL_TYPES",
+                            "HostProviderEnum": "sending.models.HOST_PROVIDERS",
+                            "HealthStateEnum": "sending.models.HEALTH_STATES",
+                            "HealthReasonEnum": "sending.models.HEALTH_REASONS",
+                            "DnsCheckEnum": "sending.models.DNS_CHECK_RESULTS",
+                            "CampaignStateEnum": "campaigns.verbs.STATES"},
 }
 
 # --- allauth (console sign-in: passwordless) ----------------------------------------------------------

@@ -31,13 +31,13 @@ from campaigns.models import SentMessage
 from deliverability import checks, postmaster
 from deliverability.models import Complaint, HealthEvent
 from leads.verification import dnslayer
-from sending.models import HealthState, Mailbox, SendingDomain
+from sending.models import HEALTH_REASONS, HealthState, Mailbox, SendingDomain
 
 logger = logging.getLogger("deliverability")
 
 HEALTHY, WARNING, PAUSED = HealthState.HEALTHY.value, HealthState.WARNING.value, HealthState.PAUSED.value
 RANK = {HEALTHY: 0, WARNING: 1, PAUSED: 2}
-REASONS = ("bounce_rate", "complaint_rate", "dns_spf", "dns_dkim", "dns_dmarc", "dns_mx", "blocklisted", "postmaster")
+REASONS = HEALTH_REASONS
 DOMAIN_REASONS = frozenset(REASONS) - {"bounce_rate"}
 COMPLAINT_DAYS = 7
 

@@ -6,9 +6,9 @@ from rest_framework import serializers
 
 from core.verbs import Outcome, Verb, register
 from deliverability import selectors
+from sending.models import DNS_CHECK_RESULTS, HEALTH_REASONS, HEALTH_STATES
 
-REASONS = ["bounce_rate", "complaint_rate", "dns_spf", "dns_dkim", "dns_dmarc", "dns_mx", "blocklisted", "postmaster"]
-CHECK = ["pass", "fail", "missing"]
+CHECK = DNS_CHECK_RESULTS
 
 
 class ChecksOut(serializers.Serializer):
@@ -22,8 +22,8 @@ class ChecksOut(serializers.Serializer):
 
 class DomainOut(serializers.Serializer):
     domain = serializers.CharField()
-    state = serializers.ChoiceField(choices=["healthy", "warning", "paused"])
-    reasons = serializers.ListField(child=serializers.ChoiceField(choices=REASONS))
+    state = serializers.ChoiceField(choices=HEALTH_STATES)
+    reasons = serializers.ListField(child=serializers.ChoiceField(choices=HEALTH_REASONS))
     checks = ChecksOut(help_text="null: not checked yet.")
     blocklists = serializers.ListField(child=serializers.CharField(), help_text="Zones listing the domain.")
     checked_at = serializers.DateTimeField(allow_null=True)

@@ -29,6 +29,8 @@ def _operation_id() -> str:
     return new_id("op_")
 
 
+#: who hosts a mailbox (or a recipient's domain): `Mailbox.host_provider`, campaign leads' `recipient_provider`
+HOST_PROVIDERS = ("google", "microsoft", "other")
 GOOGLE_SMTP_HOSTS = ("smtp.gmail.com", "smtp.google.com", "smtp-relay.gmail.com")
 MICROSOFT_SMTP_HOSTS = ("smtp.office365.com", "smtp-mail.outlook.com", "smtp.live.com")
 
@@ -95,6 +97,14 @@ class HealthState(models.TextChoices):
     HEALTHY = "healthy"
     WARNING = "warning"
     PAUSED = "paused"  # nothing is sent until an owner or admin resumes it in the console
+
+
+#: the API's names for the health states and their reasons (CONTRACT 4.13)
+HEALTH_STATES = tuple(HealthState.values)
+HEALTH_REASONS = ("bounce_rate", "complaint_rate", "dns_spf", "dns_dkim", "dns_dmarc", "dns_mx", "blocklisted",
+                  "postmaster")
+#: the result of one DNS authentication check of a sending domain
+DNS_CHECK_RESULTS = ("pass", "fail", "missing")
 
 
 class SendingDomain(models.Model):

@@ -7,6 +7,7 @@ from rest_framework import serializers
 from core import errors
 from core.verbs import Outcome, StrictSerializer, Verb, register
 from sending import selectors, services
+from sending.models import HEALTH_REASONS, HEALTH_STATES, HOST_PROVIDERS
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -161,10 +162,9 @@ get_operation = register(Verb(
 
 
 class MailboxHealthOut(serializers.Serializer):
-    state = serializers.ChoiceField(choices=["healthy", "warning", "paused"],
+    state = serializers.ChoiceField(choices=HEALTH_STATES,
                                     help_text="`paused`: nothing is sent from it until an owner or admin resumes it.")
-    reasons = serializers.ListField(child=serializers.ChoiceField(choices=[
-        "bounce_rate", "complaint_rate", "dns_spf", "dns_dkim", "dns_dmarc", "dns_mx", "blocklisted", "postmaster"]))
+    reasons = serializers.ListField(child=serializers.ChoiceField(choices=HEALTH_REASONS))
     bounce_rate = serializers.FloatField(allow_null=True, help_text="Hard bounces over the last 50 sends.")
     sends_recent = serializers.IntegerField(help_text="Sends counted in bounce_rate (at most 50).")
     complaints_7d = serializers.IntegerField()
@@ -179,7 +179,7 @@ class MailboxOut(serializers.Serializer):
     auth = serializers.ChoiceField(choices=["password", "oauth2"],
                                    help_text="How the service signs in: a stored password, or OAuth 2.0 (XOAUTH2).")
     oauth_provider = serializers.CharField(allow_null=True, help_text="google or microsoft for oauth2 mailboxes.")
-    mail_provider = serializers.ChoiceField(choices=["google", "microsoft", "other"],
+    mail_provider = serializers.ChoiceField(choices=HOST_PROVIDERS,
                                             help_text="Who hosts the mailbox: Google, Microsoft, or another server.")
     status = serializers.ChoiceField(
         choices=["provisioning", "active", "suspended", "needs_reconnect", "failed"],
