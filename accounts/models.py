@@ -76,6 +76,7 @@ class Scope(models.TextChoices):
     ASSETS_PURCHASE = "assets:purchase", "Buy sending capacity (setup_sending)"
     CAMPAIGN_WRITE = "campaign:write", "Create campaigns"
     CAMPAIGN_LAUNCH = "campaign:launch", "Launch campaigns (launch_campaign)"
+    REPLIES_SEND = "replies:send", "Answer replies (send_reply)"
 
 
 ALL_SCOPES = [s.value for s in Scope]
@@ -95,6 +96,9 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    answers_per_day = models.PositiveIntegerField(null=True, blank=True, help_text=(
+        "How many replies a UTC day this key (or OAuth connection) may send without a human's approval; "
+        "null: every answer needs an approval."))
 
     @property
     def is_active(self) -> bool:

@@ -231,9 +231,10 @@ def campaign_headers(*, from_name: str, from_email: str, to_name: str, to_email:
     if in_reply_to:
         out.append(("In-Reply-To", msg_id("In-Reply-To", in_reply_to)))
         out.append(("References", _fold_words("References", [msg_id("References", m) for m in references or []])))
-    out.append(("List-Unsubscribe", _fold_words("List-Unsubscribe",
-                                                [uri("List-Unsubscribe", u) for u in unsubscribe_urls], sep=", ")))
-    out.append(("List-Unsubscribe-Post", "List-Unsubscribe=One-Click"))
+    if unsubscribe_urls:  # an answer to a person who wrote to us carries none
+        out.append(("List-Unsubscribe", _fold_words("List-Unsubscribe",
+                                                    [uri("List-Unsubscribe", u) for u in unsubscribe_urls], sep=", ")))
+        out.append(("List-Unsubscribe-Post", "List-Unsubscribe=One-Click"))
     return out
 
 

@@ -510,6 +510,9 @@ REPLIES_IMAP_TIMEOUT_SECONDS = env_int("REPLIES_IMAP_TIMEOUT_SECONDS", 30)
 REPLIES_IMAP_BATCH = env_int("REPLIES_IMAP_BATCH", 200)
 CELERY_BEAT_SCHEDULE["replies-imap-poll"] = {"task": "replies.tasks.imap_poll_all", "schedule": float(SCHEDULER_TICK_SECONDS)}
 CELERY_BEAT_SCHEDULE["replies-classify-sweep"] = {"task": "replies.tasks.classify_sweep", "schedule": 60.0}
+# answers to replies: a queued answer whose first attempt failed for a temporary reason is retried; one found
+# stuck mid-send is reported as send_unknown (never re-sent)
+CELERY_BEAT_SCHEDULE["replies-answers-sweep"] = {"task": "replies.tasks.answers_sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}
 
 # --- MCP server (issue 10): /mcp streamable HTTP -------------------------------------------------------------
 # Concurrent tool calls per web process (each runs the sync pipeline in a worker thread); extra Host / Origin

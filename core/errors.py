@@ -62,6 +62,8 @@ CampaignNotDraft = _error("CampaignNotDraft", "campaign_not_draft", 409, "The ca
 LaunchAborted = _error("LaunchAborted", "launch_aborted", 409, "A suppression removal could not be confirmed; the campaign stays a draft.")
 CampaignNotLaunched = _error("CampaignNotLaunched", "campaign_not_launched", 409, "Only a launched campaign can be paused.")
 CampaignNotPaused = _error("CampaignNotPaused", "campaign_not_paused", 409, "The campaign is not paused: there is nothing to resume.")
+RecipientSuppressed = _error("RecipientSuppressed", "recipient_suppressed", 409, "The address is suppressed as unsubscribed or bounced: it cannot be answered.")
+MailboxUnavailable = _error("MailboxUnavailable", "mailbox_unavailable", 409, "The mailbox that carried this conversation cannot send right now; details.reason says why.")
 ConfirmationExpired = _error("ConfirmationExpired", "confirmation_expired", 410, "The confirmation token has expired.")
 PayloadTooLarge = _error("PayloadTooLarge", "payload_too_large", 413, "The request body is larger than 16 MiB.")
 UnsupportedMediaType = _error("UnsupportedMediaType", "unsupported_media_type", 415, "Send the body as JSON with Content-Type: application/json.")
@@ -76,7 +78,7 @@ ALL_ERRORS: list[type[DomainError]] = [
     SpendCeilingExceeded, InsufficientScope, HttpsRequired, ConfirmationDenied, NotFound, MethodNotAllowed,
     IdempotencyKeyReused, IdempotencyInProgress, ConfirmationPending, ConfirmationUsed,
     SendingCapacityRequired, CampaignNotDraft, LaunchAborted, CampaignNotLaunched, CampaignNotPaused,
-    ConfirmationExpired, PayloadTooLarge,
+    RecipientSuppressed, MailboxUnavailable, ConfirmationExpired, PayloadTooLarge,
     UnsupportedMediaType, IdempotencyKeyRequired, RateLimited, Internal, ProviderUnavailable,
     OperationUnknownState,
 ]

@@ -56,10 +56,10 @@ def reply_correct(*, workspace, reply_id: str, label: str, user) -> ReplyCorrect
             reply=reply, workspace=workspace, from_label=reply.classification, to_label=label, corrected_by=user,
             corrected_by_email=getattr(user, "email", "") or "", suppression_reason=reason)
         reply.classification = label
-        # like a classification, a correction moves received_at forward so a client polling get_replies with
-        # `since` = the newest received_at it read sees the corrected label
-        reply.received_at = max(timezone.now(), reply.received_at + timedelta(microseconds=1))
-        reply.save(update_fields=["classification", "received_at"])
+        # like a classification, a correction moves updated_at forward so a client polling get_replies with
+        # `since` = the newest updated_at it read sees the corrected label
+        reply.updated_at = max(timezone.now(), reply.updated_at + timedelta(microseconds=1))
+        reply.save(update_fields=["classification", "updated_at"])
 
         lead = reply.campaign_lead
         if lead is None:
@@ -133,7 +133,7 @@ def labelled_export(*, workspace, everything: bool = False) -> Iterator[str]:
                 "campaign_id": str(reply.campaign_id) if reply.campaign_id else None,
                 "from_email": reply.from_email,
                 "subject": reply.subject,
-                "text": reply.snippet,
+                "text": reply.text or reply.snippet,
                 "received_at": timestamp(reply.received_at),
                 "raw": raw.decode("utf-8", "replace"),
                 "raw_base64": base64.b64encode(raw).decode("ascii"),

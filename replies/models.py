@@ -10,6 +10,7 @@ sent copies are stored raw (state `ignored`) and never become replies.
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Workspace
@@ -87,15 +88,23 @@ class Reply(models.Model):
     from_email = models.CharField(max_length=254, blank=True, default="")
     subject = models.CharField(max_length=998, blank=True, default="")
     snippet = models.TextField(blank=True, default="")
+    text = models.TextField(blank=True, default="", help_text=(
+        "The person's own words: quoted history and signature removed (the classifier's cut)."))
+    full_text = models.TextField(blank=True, default="", help_text="The whole body as plain text, HTML converted.")
+    attachments = models.JSONField(default=list, blank=True,
+                                   help_text="[{filename, content_type, size}]; the content stays in the raw message.")
     classification = models.CharField(max_length=16, choices=Classification.choices, null=True, blank=True)
     language = models.CharField(max_length=8, null=True, blank=True,
                                 help_text="ISO 639-1 of the person's text; null for machine mail or while unclassified.")
-    received_at = models.DateTimeField(default=timezone.now)
+    received_at = models.DateTimeField(default=timezone.now, help_text="When the service accepted it; never changes.")
+    updated_at = models.DateTimeField(default=timezone.now, help_text=(
+        "Moves when the label is set or corrected and when the reply is answered; get_replies `since` reads it."))
 
     class Meta:
         verbose_name_plural = "replies"
         indexes = [
             models.Index(fields=["workspace", "-received_at"], name="replies_ws_recv_idx"),
+            models.Index(fields=["workspace", "updated_at"], name="replies_ws_updated_idx"),
             models.Index(fields=["campaign", "-received_at"], name="replies_camp_recv_idx"),
         ]
 
@@ -147,3 +156,76 @@ class ReplyCorrection(models.Model):
 
     def __str__(self):
         return f"{self.reply_id}: {self.from_label} -> {self.to_label} by {self.corrected_by_email}"
+
+
+def _answer_id() -> str:
+    return new_id("ans_")
+
+
+class ReplyAnswer(models.Model):
+    """Our answer to a reply, sent in its thread from the mailbox that carried the conversation, at most once.
+
+    States: `pending_approval` (an agent's draft waiting for a human: `confirmation_token` names it), `queued`
+    (approved or allowed, not yet handed to SMTP), `sending` (handed to SMTP: a row found here after a crash is
+    shown as `send_unknown` and never sent again), `sent`, `send_unknown`, `failed` (known not delivered),
+    `denied` (the human said no, or the approval expired)."""
+
+    class State(models.TextChoices):
+        PENDING_APPROVAL = "pending_approval"
+        QUEUED = "queued"
+        SENDING = "sending"
+        SENT = "sent"
+        SEND_UNKNOWN = "send_unknown"
+        FAILED = "failed"
+        DENIED = "denied"
+
+    id = models.CharField(max_length=40, primary_key=True, default=_answer_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    reply = models.ForeignKey(Reply, on_delete=models.CASCADE, related_name="answers")
+    mailbox = models.ForeignKey("sending.Mailbox", null=True, on_delete=models.SET_NULL, related_name="+")
+    from_email = models.CharField(max_length=254)
+    to_email = models.CharField(max_length=254)
+    subject = models.CharField(max_length=998)
+    body = models.TextField()
+    message_id = models.CharField(max_length=255, unique=True, help_text="RFC 5322 Message-ID without <>.")
+    in_reply_to = models.CharField(max_length=998)
+    references = models.JSONField(default=list, blank=True, help_text="Message-IDs without <>, oldest first.")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING_APPROVAL)
+    confirmation_token = models.OneToOneField("accounts.ConfirmationToken", null=True, blank=True,
+                                              on_delete=models.SET_NULL, related_name="+")
+    api_key = models.ForeignKey("accounts.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    member = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    sent_by = models.CharField(max_length=254, help_text="The key's name or the member's email (kept if deleted).")
+    without_approval = models.BooleanField(default=False, help_text="Sent under the owner's answers_per_day policy.")
+    attempts = models.IntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    idempotency_key = models.CharField(max_length=255, blank=True, default="", help_text=(
+        "The Idempotency-Key of the call that sent it: a retry of that call finds this row and sends nothing."))
+    created_at = models.DateTimeField(default=timezone.now)
+    sending_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "idempotency_key"], condition=~Q(idempotency_key=""),
+                                               name="replies_answer_idem_once")]
+        indexes = [
+            models.Index(fields=["reply", "created_at"], name="replies_answer_reply_idx"),
+            models.Index(fields=["state", "next_attempt_at"], name="replies_answer_due_idx"),
+            models.Index(fields=["api_key", "created_at"], name="replies_answer_key_day_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} to {self.to_email} ({self.state})"
+
+
+class AnswerNotice(models.Model):
+    """An owner or admin who asked for an email on every `interested` reply of this workspace."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "user"], name="replies_notice_once")]

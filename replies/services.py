@@ -26,8 +26,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from replies import classify as cl
-from replies import feedback, llm
-from replies.models import InboundMessage, Reply
+from replies import content, feedback, llm
+from replies.models import InboundMessage, Reply, ReplyAnswer
 from sending.signals import mailbox_health_mark
 
 logger = logging.getLogger("replies")
@@ -59,6 +59,12 @@ def _sent_message(workspace, message_id: str):
     return None
 
 
+def _answered_reply(workspace, message_id: str):
+    answer = (ReplyAnswer.objects.filter(workspace=workspace, message_id=message_id)
+              .select_related("reply__campaign_lead", "reply__campaign", "reply__sent_message").first())
+    return answer.reply if answer is not None else None
+
+
 def thread_match(*, mailbox, workspace, in_reply_to: list[str], references: list[str], from_email: str,
                  returned_ids: list[str] = (), bounced: list[str] = ()) -> Thread:
     """The sent message (and so campaign and lead) this inbound message answers.
@@ -71,6 +77,9 @@ def thread_match(*, mailbox, workspace, in_reply_to: list[str], references: list
             sent = _sent_message(workspace, mid)
             if sent is not None:
                 return Thread(sent, sent.campaign_lead, sent.campaign, how)
+            answered = _answered_reply(workspace, mid)  # a reply to one of our answers: the same conversation
+            if answered is not None:
+                return Thread(answered.sent_message, answered.campaign_lead, answered.campaign, how)
     lead = None
     for addr in [*bounced, from_email]:
         lead = _lead_for_address(mailbox=mailbox, workspace=workspace, email=addr)
@@ -115,7 +124,8 @@ def dedupe_key(msg, raw: bytes) -> tuple[str, str]:
 def is_own_copy(*, mailbox, msg, message_id: str) -> bool:
     """The mailbox's own sent copy: it was sent by this service (its Message-ID is a SentMessage's) or it is
     From the mailbox's own address (a BYO mailbox also keeps what its owner sends by hand)."""
-    if message_id and _sent_message(mailbox.workspace, message_id) is not None:
+    if message_id and (_sent_message(mailbox.workspace, message_id) is not None
+                       or ReplyAnswer.objects.filter(workspace=mailbox.workspace, message_id=message_id).exists()):
         return True
     return cl.address(cl.header(msg, "From")) == (mailbox.email or "").lower()
 
@@ -139,6 +149,7 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
                                       envelope_from=envelope_from, envelope_to=envelope_to, now=now, report=report,
                                       imap_uidvalidity=imap_uidvalidity, imap_uid=imap_uid)
     own = is_own_copy(mailbox=mailbox, msg=msg, message_id=message_id)
+    found = content.Content() if own else content.extract(raw)  # CPU: outside the transaction
     try:
         with transaction.atomic():
             inbound = InboundMessage.objects.create(
@@ -160,7 +171,8 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
                     campaign_lead=thread.campaign_lead, sent_message=thread.sent_message,
                     matched_by=thread.matched_by, from_email=_text(from_email, 254),
                     subject=_text(cl.header(msg, "Subject"), 998), snippet=_text(cl.snippet(msg), 2000),
-                    received_at=now,
+                    text=found.text, full_text=found.full_text, attachments=found.attachments,
+                    received_at=now, updated_at=now,
                 )
                 transaction.on_commit(lambda: _queue_classify(inbound.pk))
     except IntegrityError:  # the same message arrived twice at once: the other writer stored it
@@ -242,11 +254,12 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
                     reply.sent_message, reply.matched_by = thread.sent_message, thread.matched_by
             reply.classification = verdict.label
             reply.language = verdict.language
-            # received_at moves forward to the moment the reply is final, so a client polling with `since` = the
-            # newest received_at it read sees the classified reply again instead of missing its label for good
-            reply.received_at = max(timezone.now(), reply.received_at + timedelta(microseconds=1))
+            # updated_at moves forward to the moment the reply is final, so a client polling with `since` = the
+            # newest updated_at it read sees the classified reply again instead of missing its label for good;
+            # received_at (when the service accepted the message) never changes
+            reply.updated_at = max(timezone.now(), reply.updated_at + timedelta(microseconds=1))
             reply.save(update_fields=["classification", "language", "campaign", "campaign_lead", "sent_message", "matched_by",
-                                      "received_at"])
+                                      "updated_at"])
             effects = _apply_effects(inbound=inbound, reply=reply, verdict=verdict, msg=msg)
             from replies.selectors import reply_record
             from webhooks.services import event_emit_safely

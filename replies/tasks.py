@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from replies import services
+from replies import answers, services
 
 logger = logging.getLogger("replies")
 
@@ -47,3 +47,20 @@ def imap_poll_mailbox(mailbox_id: str) -> int:
     if mailbox is None:
         return 0
     return mailbox_poll(mailbox=mailbox)
+
+
+@shared_task(name="replies.tasks.answer_deliver")
+def answer_deliver(answer_id: str) -> str:
+    return answers.answer_deliver(answer_id=answer_id)
+
+
+@shared_task(name="replies.tasks.answers_sweep")
+def answers_sweep() -> dict:
+    """Send answers whose time has come (a temporary failure's retry); report those stuck mid-send."""
+    due = answers.answers_due()
+    for answer_id in due:
+        try:
+            answers.answer_deliver(answer_id=answer_id)
+        except Exception:  # noqa: BLE001 - one bad answer must not hold back the others
+            logger.exception("delivering answer %s failed", answer_id)
+    return {"due": len(due), "in_doubt": answers.answers_report_in_doubt()}

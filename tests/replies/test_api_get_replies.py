@@ -23,7 +23,7 @@ def add_replies(world, n, *, start=T0, step=timedelta(minutes=1), frm="jane@acme
         stored = services.inbound_store(mailbox=world.mailbox, raw=reply_bytes(
             frm=frm, message_id=f"<r{next(SEQ)}@x>", in_reply_to=in_reply_to, body=f"Reply {i}: interested"),
             source="smtp")
-        Reply.objects.filter(inbound=stored.inbound).update(received_at=start + i * step)
+        Reply.objects.filter(inbound=stored.inbound).update(received_at=start + i * step, updated_at=start + i * step)
         rows.append(stored.inbound.reply.pk)
     return rows
 
@@ -45,30 +45,32 @@ def test_shape_newest_first_and_free(api, world):
         "reply_id": ids[0], "campaign_id": str(world.campaign.pk), "from_email": "jane@acme.com",
         "subject": "Re: Quick question", "snippet": "Reply 0: interested", "classification": None,
         "language": None, "received_at": "2026-11-19T10:00:00.123456Z", "lead_email": "jane@acme.com",
-        "correction": None,
+        "correction": None, "text": "Reply 0: interested", "text_truncated": False,
+        "updated_at": "2026-11-19T10:00:00.123456Z",
     }
 
 
 def test_a_reply_classified_after_it_was_read_comes_back_with_its_label(api, world):
-    """Polling with since = the newest received_at read never loses a classification: classifying a reply
-    moves its received_at forward to that moment."""
+    """Polling with since = the newest updated_at read never loses a classification: classifying a reply
+    moves its updated_at forward to that moment; its received_at never changes."""
     ids = add_replies(world, 2)
     first = api.post("/v1/get_replies", {}).json()["result"]["replies"]
     assert [r["classification"] for r in first] == [None, None]
     services.inbound_classify(inbound_id=Reply.objects.get(pk=ids[0]).inbound_id)  # the older one
-    again = api.post("/v1/get_replies", {"since": first[0]["received_at"]}).json()["result"]["replies"]
+    again = api.post("/v1/get_replies", {"since": first[0]["updated_at"]}).json()["result"]["replies"]
     assert [(r["reply_id"], r["classification"]) for r in again] == [(ids[0], "interested")]
-    assert again[0]["received_at"] > first[0]["received_at"]
-    assert api.post("/v1/get_replies", {"since": again[0]["received_at"]}).json()["result"]["replies"] == []
+    assert again[0]["updated_at"] > first[0]["updated_at"]
+    assert again[0]["received_at"] == first[1]["received_at"]  # accepted time: unchanged
+    assert api.post("/v1/get_replies", {"since": again[0]["updated_at"]}).json()["result"]["replies"] == []
 
 
-def test_since_is_exclusive_and_round_trips_received_at(api, world):
+def test_since_is_exclusive_and_round_trips_updated_at(api, world):
     ids = add_replies(world, 3)
     first = api.post("/v1/get_replies", {}).json()["result"]["replies"]
-    since = first[1]["received_at"]  # the middle one
+    since = first[1]["updated_at"]  # the middle one
     got = api.post("/v1/get_replies", {"since": since}).json()["result"]["replies"]
     assert [r["reply_id"] for r in got] == [ids[2]]
-    assert api.post("/v1/get_replies", {"since": first[0]["received_at"]}).json()["result"]["replies"] == []
+    assert api.post("/v1/get_replies", {"since": first[0]["updated_at"]}).json()["result"]["replies"] == []
     # an offset and a naive timestamp (UTC) mean the same instant
     assert len(api.post("/v1/get_replies", {"since": "2026-11-19T11:00:00.123456+01:00"}).json()["result"]["replies"]) == 2
     assert len(api.post("/v1/get_replies", {"since": "2026-11-19T10:00:00.123456"}).json()["result"]["replies"]) == 2
