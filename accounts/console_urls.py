@@ -10,6 +10,7 @@ urlpatterns = [
     path("switch/", views.workspace_switch, name="switch"),
     path("keys/", views.keys, name="keys"),
     path("keys/<uuid:key_id>/revoke/", views.key_revoke, name="key_revoke"),
+    path("keys/<uuid:key_id>/answers/", views.key_answers, name="key_answers"),
     path("approvals/", views.approvals, name="approvals"),
     path("approvals/<uuid:token_id>/", views.approval_detail, name="approval"),
     path("ledger/", views.ledger, name="ledger"),

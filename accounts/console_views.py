@@ -194,6 +194,27 @@ def key_revoke(request, membership, key_id):
     return redirect("console:keys")
 
 
+@console_page(approver=True)
+@require_POST
+def key_answers(request, membership, key_id):
+    """The owner's policy: how many replies a day this key or OAuth connection may send without approval."""
+    key = ApiKey.objects.filter(workspace=membership.workspace, pk=key_id).first()
+    if key is None:
+        raise Http404
+    raw = request.POST.get("answers_per_day", "").strip()
+    try:
+        if raw and not (raw.isascii() and raw.isdigit()):
+            raise errors.InvalidRequest("Enter a whole number, or leave it empty to require an approval for every answer.")
+        services.key_answers_per_day_set(key=key, answers_per_day=int(raw) if raw else None)
+    except errors.DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        name = getattr(getattr(key, "oauth_grant", None), "client_name", None) or key.name
+        messages.success(request, f"“{name}” may now send {raw} replies a day without approval." if raw else
+                         f"Every reply “{name}” sends now needs an approval.")
+    return redirect("console:keys")
+
+
 # --- approvals --------------------------------------------------------------------------------------
 def _pending_tokens(ws, limit=100):
     tokens = list(ConfirmationToken.objects.filter(
@@ -260,11 +281,15 @@ def describe_token(token: ConfirmationToken) -> dict:
         headline = f"Launch a campaign: {launch_consequence()}"
     if headline is None:
         headline = DEFAULT_HEADLINES.get(token.verb, f"Run {token.verb}")
+    # a verb may show a conversation above what it will send (send_reply: the thread, then the draft)
+    thread = summary.pop("thread", None)
+    draft = summary.pop("draft", None)
     rows = [(k.replace("_", " ").capitalize() if k.islower() else k, v) for k, v in summary.items()]
     # The sandbox banner only when the launch's headline says its mail goes to the sink: a campaign on a
     # connected mailbox that sends for real says so in its headline, and the page must not contradict it.
     sink_only = token.verb == "launch_campaign" and headline.endswith("the email goes to the sandbox sink on this machine")
-    return {"headline": headline, "rows": rows, "params": token.params or {}, "sink_only": sink_only}
+    return {"headline": headline, "rows": rows, "params": token.params or {}, "sink_only": sink_only,
+            "thread": thread if isinstance(thread, list) else None, "draft": draft}
 
 
 DEFAULT_HEADLINES = {

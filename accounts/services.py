@@ -290,3 +290,26 @@ def tokens_expire() -> int:
     return ConfirmationToken.objects.filter(
         status__in=[ConfirmationToken.Status.PENDING, ConfirmationToken.Status.APPROVED], expires_at__lte=timezone.now()
     ).update(status=ConfirmationToken.Status.EXPIRED)
+
+
+MAX_ANSWERS_PER_DAY = 10_000
+
+
+def key_answers_per_day_set(*, key: ApiKey, answers_per_day: int | None) -> ApiKey:
+    """How many replies a UTC day this key (or OAuth connection) may send without a human's approval (CONTRACT
+    4.8c); None: every answer needs an approval. Takes effect on the key's next call."""
+    if answers_per_day is not None and not (0 <= int(answers_per_day) <= MAX_ANSWERS_PER_DAY):
+        raise errors.InvalidRequest(f"answers_per_day must be between 0 and {MAX_ANSWERS_PER_DAY} or none.")
+    ApiKey.objects.filter(pk=key.pk).update(answers_per_day=answers_per_day)
+    key.answers_per_day = answers_per_day
+    _key_cache_drop(key.pk)
+    return key
+
+
+def key_settings(*, key: ApiKey) -> dict:
+    """An API key's or OAuth connection's settings as `manage.py key_limits` prints them."""
+    grant = getattr(key, "oauth_grant", None)
+    return {"key_id": str(key.pk), "name": grant.client_name if grant is not None else key.name,
+            "kind": "oauth_connection" if grant is not None else "api_key", "workspace_id": str(key.workspace_id),
+            "scopes": list(key.scopes or []), "revoked": key.revoked_at is not None,
+            "answers_per_day": key.answers_per_day}

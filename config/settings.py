@@ -274,7 +274,8 @@ SPECTACULAR_SETTINGS = {
                             "HealthStateEnum": "sending.models.HEALTH_STATES",
                             "HealthReasonEnum": "sending.models.HEALTH_REASONS",
                             "DnsCheckEnum": "sending.models.DNS_CHECK_RESULTS",
-                            "CampaignStateEnum": "campaigns.verbs.STATES"},
+                            "CampaignStateEnum": "campaigns.verbs.STATES",
+                            "AnswerStateEnum": "replies.verbs.ANSWER_STATES"},
 }
 
 # --- allauth (console sign-in: passwordless) ----------------------------------------------------------

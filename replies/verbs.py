@@ -120,6 +120,9 @@ class AttachmentOut(serializers.Serializer):
     size = serializers.IntegerField(help_text="Bytes, decoded.")
 
 
+ANSWER_STATES = ["pending_approval", "queued", "sent", "send_unknown", "failed", "denied"]
+
+
 class ThreadItemOut(serializers.Serializer):
     direction = serializers.ChoiceField(choices=["out", "in"])
     kind = serializers.ChoiceField(choices=["step", "reply", "answer"], help_text=(
@@ -129,8 +132,7 @@ class ThreadItemOut(serializers.Serializer):
     subject = serializers.CharField(allow_blank=True)
     text = serializers.CharField(allow_blank=True, help_text="Steps: the body as rendered for the lead; replies: "
                                                             "the person's own words; answers: the body sent.")
-    state = serializers.ChoiceField(required=False, choices=[
-        "pending_approval", "queued", "sent", "send_unknown", "failed", "denied"], help_text="Answers only.")
+    state = serializers.ChoiceField(required=False, choices=ANSWER_STATES, help_text="Answers only.")
     sent_by = serializers.CharField(required=False, help_text="Answers only: the API key's name or the member's email.")
     reply_id = serializers.CharField(required=False, help_text="Replies, and answers (the reply answered).")
     answer_id = serializers.CharField(required=False, help_text="Answers only.")

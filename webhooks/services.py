@@ -37,7 +37,7 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 logger = logging.getLogger("webhooks")
 
 EVENT_TYPES = [
-    "reply.received", "campaign.launched", "campaign.paused", "campaign.resumed", "campaign.completed",
+    "reply.received", "reply.answered", "campaign.launched", "campaign.paused", "campaign.resumed", "campaign.completed",
     "operation.updated",
     "approval.requested", "approval.decided", "mailbox.needs_reconnect", "balance.low",
     "mailbox.health_changed", "domain.health_changed",

@@ -272,3 +272,28 @@ def test_scope_migration_gives_replies_send_to_launch_keys(workspace):
     launcher.refresh_from_db()
     writer.refresh_from_db()
     assert launcher.scopes == ["campaign:launch", "replies:send"] and writer.scopes == ["campaign:write"]
+
+
+def test_webhooks_reply_answered_and_reply_received_carries_text(api, owner, world, settings, monkeypatch):
+    from webhooks import services as webhooks
+    from webhooks.models import WebhookEvent
+
+    settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = True
+    monkeypatch.setattr("webhooks.services._enqueue", lambda ids: None)
+    webhooks.endpoint_create(workspace=world.workspace, url="http://127.0.0.1:9/hook",
+                             events=["reply.received", "reply.answered"])
+    stored = services.inbound_store(mailbox=world.mailbox, source="smtp", raw=reply_bytes(
+        message_id="<wh@acme.com>", in_reply_to="<msg-0@outreach-sbx.test>", body="Yes please, send pricing."))
+    services.inbound_classify(inbound_id=stored.inbound.pk)
+    received = WebhookEvent.objects.get(type="reply.received")
+    assert received.data["text"] == "Yes please, send pricing." and received.data["updated_at"]
+    reply = Reply.objects.get(inbound=stored.inbound)
+    result = preview(api, reply)
+    approve(result["confirmation_token"], owner)
+    out = api.post("/v1/send_reply", {"reply_id": reply.pk, "body": BODY,
+                                      "confirmation_token": result["confirmation_token"]},
+                   headers={"Idempotency-Key": "wh"}).json()["result"]
+    answered = WebhookEvent.objects.get(type="reply.answered")
+    assert answered.data["reply_id"] == reply.pk and answered.data["answer_id"] == out["answer_id"]
+    assert (answered.data["kind"], answered.data["state"], answered.data["text"]) == ("answer", "sent", BODY)
+    assert answered.data["message_id"] == out["message_id"] and answered.data["sent_by"] == "test"
