@@ -176,6 +176,14 @@ def _prepared(workspace, reply_id: str, body) -> dict:
             "in_reply_to": in_reply_to, "references": references}
 
 
+def answer_check(*, workspace, reply: Reply) -> None:
+    """Why this reply cannot be answered right now (raises the refusal), for the console's reply box."""
+    answer_subject(reply)
+    to_email = recipient(reply)
+    _check_suppression(workspace, reply, to_email)
+    _check_mailbox(answer_mailbox(reply))
+
+
 def preview_record(answer: ReplyAnswer) -> dict:
     return {"status": "preview", "reply_id": answer.reply_id, "answer_id": answer.pk, "from": answer.from_email,
             "to": answer.to_email, "subject": answer.subject, "body": answer.body,
