@@ -554,6 +554,9 @@ OAUTH_REGISTRATIONS_PER_MINUTE = env_int("OAUTH_REGISTRATIONS_PER_MINUTE", 20)
 # empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
 REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "auto")  # auto: the first live (non-echo) allowlisted model; off
 REPLIES_LLM_TIMEOUT_SECONDS = env_int("REPLIES_LLM_TIMEOUT_SECONDS", 20)
+# draft_reply (and the console's "Suggest a reply"): the model used when the call names none; empty: the first model
+# of the LLM allowlist. Billed to the workspace like /v1/llm/chat.
+REPLIES_DRAFT_MODEL = env("REPLIES_DRAFT_MODEL", "")
 
 
 # --- llmproxy (issue 9): async-capable WhiteNoise, quiet httpx ----------------------------------------------

@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from accounts.console_views import no_passwords
+from api.console_views import suggest_reply
 from api.views import healthz, readyz, verb_urlpatterns
 from core.favicon import favicon
 
@@ -26,6 +27,7 @@ urlpatterns = [
     re_path(r"^console/auth/password/", no_passwords),
     # allauth's URL names (account_login, …) must stay un-namespaced: allauth reverses them itself.
     path("console/auth/", include("allauth.urls")),
+    path("console/replies/<str:reply_id>/suggest", suggest_reply, name="console_suggest_reply"),
     path("console/", include("accounts.console_urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
 ]

@@ -59,10 +59,13 @@ class LlmChatIn(serializers.Serializer):
 
 
 def _hold(ctx: Context, data: dict) -> int:
-    return services.validate(data).charge_for(metering.hold_tokens(data))
+    return hold_for(data)
 
 
-def run_llm_chat(ctx: Context, **body) -> Outcome:
+def complete(ctx: Context, body: dict) -> tuple[dict, dict, int]:
+    """One non-streaming chat completion through the allowlist and the model's upstream: (the provider's body,
+    usage with the model id, the exact charge in micro-credits). Billing is the caller's pipeline hold, settled
+    to that charge; a verb that writes its prompt from data (replies' draft_reply) calls this too."""
     model = services.validate(body)
     try:
         resp = upstream.sync_client(model).post(model.chat_url,
@@ -84,13 +87,22 @@ def run_llm_chat(ctx: Context, **body) -> Outcome:
     else:
         usage = metering.usage_record(metering.prompt_estimate(body), metering.completion_estimate_of_body(data),
                                       estimated=True)
-    charge = model.charge_for(usage["total_tokens"])
+    return data, {"model": model.id, **usage}, model.charge_for(usage["total_tokens"])
+
+
+def hold_for(body: dict) -> int:
+    """What a call with this chat body must hold: the prompt bound plus its completion cap, at the model's price."""
+    return services.validate(body).charge_for(metering.hold_tokens(body))
+
+
+def run_llm_chat(ctx: Context, **body) -> Outcome:
+    data, usage, charge = complete(ctx, body)
     # Settle here (the pipeline's own settle of the same hold is then a no-op returning this amount), so the
     # result can carry `service` inside the body exactly as the REST route does.
     charged = billing.hold_settle(hold=ctx.hold, charge=charge, verb=services.VERB) if ctx.hold is not None else 0
     account = billing.account_get(workspace=ctx.workspace)
     data["service"] = service_block(ctx.request_id, charged, account.available_micros)
-    return Outcome(result=data, charge=charged, usage={"model": model.id, **usage})
+    return Outcome(result=data, charge=charged, usage=usage)
 
 
 llm_chat = register(Verb(

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.console_views import console_context, console_page
 from core import errors
+from llmproxy import catalog
 from replies import answers, corrections, selectors
 from replies.models import Classification, Reply, ReplyAnswer
 
@@ -112,7 +113,7 @@ def conversation(request, membership, reply_id):
     return render(request, "replies/conversation.html", {
         **console_context(request), "reply": reply, "detail": detail, "labels": Classification.values,
         "can_manage": membership.can_approve, "drafts": _drafts(membership.workspace, reply), "problem": problem,
-        "body": request.session.pop(f"answer-draft-{reply.pk}", ""),
+        "body": request.session.pop(f"answer-draft-{reply.pk}", ""), "suggest_enabled": bool(catalog.models()),
     })
 
 

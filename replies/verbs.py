@@ -11,7 +11,8 @@ from rest_framework import serializers
 from accounts.models import ApiKey
 from core import errors
 from core.verbs import Outcome, StrictSerializer, Verb, register
-from replies import answers, selectors
+from llmproxy import verbs as llm_verbs
+from replies import answers, drafting, selectors
 from replies.models import Classification, ReplyAnswer
 
 MAX_LIMIT = 200
@@ -254,5 +255,47 @@ send_reply = register(Verb(
         "block answers); a mailbox that is suspended, removed, paused or needs reconnecting is 409 "
         "`mailbox_unavailable` with `details.reason`; an empty body, one over 20,000 characters, or a subject "
         "that would break a header is 400."
+    ),
+))
+
+
+# --- drafting with an allowlisted model (CONTRACT 4.8c) --------------------------------------------------------
+class DraftReplyIn(StrictSerializer):
+    reply_id = StringField(max_length=64, help_text="The reply to answer (another workspace's is 404).")
+    instructions = serializers.CharField(required=False, allow_blank=True, max_length=drafting.MAX_INSTRUCTIONS,
+                                         help_text="What the answer should say or do, e.g. \"offer Thursday 10:00\".")
+    model = StringField(required=False, max_length=200, help_text=(
+        "An allowlisted model id (GET /v1/llm/models); default: the service's drafting model "
+        "(REPLIES_DRAFT_MODEL, else the first allowlisted model)."))
+
+
+class DraftReplyOut(serializers.Serializer):
+    body = serializers.CharField(help_text="A suggested answer; nothing is sent. Pass it (edited) to send_reply.")
+    model = serializers.CharField()
+
+
+def _draft_body(ctx, data: dict) -> dict:
+    if "draft_body" not in ctx.extra:
+        ctx.extra["draft_body"] = drafting.chat_body(workspace=ctx.workspace, reply_id=data["reply_id"],
+                                                     instructions=data.get("instructions"), model=data.get("model"))
+    return ctx.extra["draft_body"]
+
+
+def run_draft_reply(ctx, *, reply_id, instructions=None, model=None) -> Outcome:
+    body = _draft_body(ctx, {"reply_id": reply_id, "instructions": instructions, "model": model})
+    completion, usage, charge = llm_verbs.complete(ctx, body)
+    return Outcome(result={"body": drafting.body_of(completion), "model": usage["model"]}, charge=charge,
+                   usage=usage)
+
+
+draft_reply = register(Verb(
+    name="draft_reply", path="/v1/draft_reply", run=run_draft_reply, input=DraftReplyIn, output=DraftReplyOut,
+    max_charge=lambda ctx, data: llm_verbs.hold_for(_draft_body(ctx, data)), tags=("replies",),
+    errors=(errors.NotFound, errors.ModelNotAllowed, errors.InsufficientCredits, errors.ProviderUnavailable),
+    summary="Suggest an answer to a reply, written by an allowlisted model from the conversation",
+    description=(
+        "Billed like /v1/llm/chat: a hold for the prompt (the conversation and your instructions) plus 600 "
+        "completion tokens at the model's price, settled to the exact tokens used (`service.credits_charged`). "
+        "Returns `{\"body\", \"model\"}`; never sends anything: pass the body (edited as you like) to send_reply."
     ),
 ))

@@ -100,6 +100,25 @@ def test_filters_unanswered_and_drafts_waiting(api, workspace, owner):
 
 
 @pytest.mark.django_db
+def test_suggest_a_reply_fills_the_box_billed_to_the_workspace(workspace, owner, settings):
+    from billing.models import RequestRecord
+
+    world = make_world(workspace)
+    reply = _reply(world, body="Interested - can you send pricing?")
+    c = _signed_in(owner)
+    page = c.get(f"/console/replies/{reply.pk}/").content.decode()
+    assert "Suggest a reply" in page
+    resp = c.post(f"/console/replies/{reply.pk}/suggest", follow=True)
+    page = resp.content.decode()
+    assert "Suggested by vendor_a/model_large" in page
+    box = page[page.index('id="answer-body"'):]
+    assert "can you send pricing?" in box[:box.index("</textarea>")]  # the echo model repeats the prompt
+    record = RequestRecord.objects.get(verb="draft_reply")
+    assert record.channel == "console" and record.api_key_id is None and record.credits_charged_micros > 0
+    assert ReplyAnswer.objects.count() == 0  # nothing is sent
+
+
+@pytest.mark.django_db
 def test_other_workspace_conversation_is_404(workspace, owner):
     world = make_world(workspace)
     reply = _reply(world)
@@ -110,6 +129,7 @@ def test_other_workspace_conversation_is_404(workspace, owner):
     c = _signed_in(stranger)
     assert c.get(f"/console/replies/{reply.pk}/").status_code == 404
     assert c.post(f"/console/replies/{reply.pk}/answer", {"body": "hi"}).status_code == 404
+    assert c.post(f"/console/replies/{reply.pk}/suggest").status_code == 404
     assert ReplyAnswer.objects.count() == 0
 
 
@@ -140,6 +160,9 @@ def test_inbox_conversation_and_reply_box_in_chromium(live_server, browser, work
         page.wait_for_url(f"**/console/replies/{reply.pk}/")
         assert page.locator('[data-testid="thread"] li').count() == 2
         assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.get_by_role("button", name="Suggest a reply").click()
+        page.wait_for_url(f"**/console/replies/{reply.pk}/")
+        assert "share pricing for 50 seats?" in page.get_by_label("Your answer").input_value()
         page.get_by_label("Your answer").fill("Pricing for 50 seats: see the attached sheet.\n\nAlex")
         page.get_by_role("button", name="Send answer").click()
         page.wait_for_url(f"**/console/replies/{reply.pk}/")
