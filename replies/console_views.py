@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.console_views import console_context, console_page
 from core import errors
 from llmproxy import catalog
-from replies import answers, corrections, selectors
+from replies import answers, corrections, notices, selectors
 from replies.models import Classification, Reply, ReplyAnswer
 
 ANSWERED_STATES = [ReplyAnswer.State.QUEUED, ReplyAnswer.State.SENDING, ReplyAnswer.State.SENT,
@@ -76,6 +76,7 @@ def inbox(request, membership):
         **console_context(request), "items": items, "page": page, "label": label,
         "labels": Classification.values, "campaign": str(campaign_uuid) if campaign_uuid else "",
         "unanswered": unanswered, "drafts": _drafts(workspace),
+        "notify_on": notices.notice_on(workspace=workspace, user=request.user),
         "campaigns": [(str(pk), name) for pk, name in campaigns], "can_manage": membership.can_approve,
     })
 
@@ -139,6 +140,17 @@ def answer(request, membership, reply_id):
         else:
             messages.error(request, f"The answer could not be sent ({state}).")
     return redirect("replies_pages:conversation", reply_id=reply_id)
+
+
+@console_page(approver=True)
+@require_POST
+def notify(request, membership):
+    """Owners and admins: an email for every interested reply, on or off."""
+    on = request.POST.get("on") == "1"
+    notices.notice_set(workspace=membership.workspace, user=request.user, on=on)
+    messages.success(request, "You will get an email for every interested reply." if on else
+                     "You will no longer get an email for interested replies.")
+    return redirect("replies_pages:inbox")
 
 
 @console_page(approver=True)

@@ -26,7 +26,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from replies import classify as cl
-from replies import content, feedback, llm
+from replies import content, feedback, llm, notices
 from replies.models import InboundMessage, Reply, ReplyAnswer
 from sending.signals import mailbox_health_mark
 
@@ -265,6 +265,9 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
             from webhooks.services import event_emit_safely
 
             event_emit_safely(workspace=inbound.workspace_id, type="reply.received", data=reply_record(reply))
+            if reply.classification == cl.INTERESTED:
+                reply_pk = reply.pk
+                transaction.on_commit(lambda: notices.interested_notify(reply_id=reply_pk))
         inbound.state = InboundMessage.State.PROCESSED
         inbound.classification = verdict.label
         inbound.rule = verdict.rule[:40]
