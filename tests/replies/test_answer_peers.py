@@ -1,5 +1,6 @@
-"""Answers through real SMTP peers: aiosmtpd with a password (STARTTLS + AUTH) and aiosmtpd accepting only XOAUTH2
-bearer tokens of a local authorization server. What the lead's side receives is read as raw bytes with a compat32
+"""Answers through real SMTP peers: aiosmtpd with a password (STARTTLS + AUTH), aiosmtpd accepting only XOAUTH2
+bearer tokens of a local authorization server, and a mailbox bought through the Google Workspace fake (delegated
+mail token, XOAUTH2; its reply read over IMAP from Dovecot). What the lead's side receives is read as raw bytes with a compat32
 parser: one thread (the References chain from our first step to their reply), DKIM-signed like campaign mail, no
 List-Unsubscribe."""
 
@@ -20,6 +21,7 @@ from sending.dkim_keys import dkim_key_generate, dkim_public_record
 from sending.models import Mailbox, SendingDomain
 from tests.replies.conftest import make_world, reply_bytes
 from tests.sending import peers
+from tests.sending.conftest import rich, rich_api  # noqa: F401 - fixtures
 from tests.sending.oauth_env import (  # noqa: F401 - fixtures
     GOOGLE_ACCOUNT,
     connect,
@@ -30,6 +32,7 @@ from tests.sending.oauth_env import (  # noqa: F401 - fixtures
     xoauth2_imap,
     xoauth2_smtp,
 )
+from tests.sending.test_google_workspace import _purchase, _run, fake, workspace_peers  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +136,47 @@ def test_answer_over_xoauth2_only_smtp(api, owner, workspace, oauth_settings, co
     assert got["authenticated"] and got["tls"] and got["mail_from"] == GOOGLE_ACCOUNT
     assert handler.xoauth2_logins[-1] == (GOOGLE_ACCOUNT, True)
     _one_thread(got["data"], step_id, f"reply-{mailbox.pk}@acme.com", out["message_id"])
+
+
+def test_answer_through_a_bought_google_workspace_mailbox(rich_api, rich, fake, workspace_peers):  # noqa: F811
+    """setup_sending against the Google Workspace fake, a campaign step sent and the prospect's reply read over
+    IMAP (XOAUTH2), then the answer sent through the same Workspace mailbox with a delegated mail token."""
+    import time_machine
+    from django.utils import timezone
+
+    from campaigns.models import CampaignLead
+    from replies.imap import mailbox_poll
+    from replies.models import InboundMessage
+    from sending.providers import google_workspace as gw
+    from tests.campaigns.conftest import ALWAYS, run_tick
+    from tests.campaigns.helpers import create, launch
+
+    handler, imap, _ = workspace_peers
+    ws, owner, _ = rich
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        result = _purchase(rich_api, owner, emails_per_week=125)
+        assert _run(result["operation_id"], traveller)[0] == "succeeded"
+    mailbox = Mailbox.objects.get(workspace=ws)
+    cid = create(rich_api, sending_window=ALWAYS).json()["result"]["campaign_id"]
+    assert launch(rich_api, cid, owner).status_code == 200
+    run_tick()
+    sent = SentMessage.objects.filter(state="sent").order_by("pk").first()
+    lead = CampaignLead.objects.get(pk=sent.campaign_lead_id)
+    token, _ = gw.mailbox_access_token(mailbox)
+    imap.append(mailbox.email, token, (
+        f"From: {lead.email}\r\nTo: {mailbox.email}\r\nSubject: Re: {sent.subject}\r\n"
+        f"Message-ID: <gw-reply@prospect.test>\r\nIn-Reply-To: <{sent.message_id}>\r\n"
+        f"References: <{sent.message_id}>\r\n\r\nSounds interesting, can we talk on Thursday?\r\n").encode())
+    assert mailbox_poll(mailbox=mailbox) == 1
+    services.inbound_classify(inbound_id=InboundMessage.objects.get(mailbox=mailbox).pk)
+    reply = Reply.objects.get(inbound__mailbox=mailbox)
+    before = len(handler.messages)
+    out = _send_approved(rich_api, owner, reply)
+    assert out["status"] == "sent"
+    (got,) = handler.messages[before:]
+    assert got["authenticated"] and got["tls"] and got["mail_from"] == mailbox.email
+    assert handler.xoauth2_logins[-1] == (mailbox.email, True)
+    msg = email.message_from_bytes(got["data"], policy=email.policy.compat32)
+    assert msg["In-Reply-To"] == "<gw-reply@prospect.test>"
+    assert msg["References"].split() == [f"<{sent.message_id}>", "<gw-reply@prospect.test>"]
+    assert msg["Subject"] == f"Re: {sent.subject}" and msg["To"] == lead.email
