@@ -16,7 +16,8 @@ import logging
 import re
 import socket
 import ssl
-from datetime import timedelta
+import time
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -129,16 +130,32 @@ def _claim(mailbox) -> ImapCursor | None:
 UID_RE = re.compile(rb"\bUID (\d+)")
 
 
-def _fetch_raw(conn: imaplib.IMAP4, uid: int) -> bytes | None:
-    typ, data = conn.uid("FETCH", str(uid), "(UID BODY.PEEK[])")
+def _internaldate(meta: bytes):
+    """The server's INTERNALDATE in a FETCH response (when the message reached the mailbox), or None."""
+    try:
+        parsed = imaplib.Internaldate2tuple(meta)
+    except (ValueError, OverflowError):
+        return None
+    if parsed is None:
+        return None
+    return datetime.fromtimestamp(time.mktime(parsed), tz=UTC)
+
+
+def _fetch(conn: imaplib.IMAP4, uid: int) -> tuple[bytes | None, datetime | None]:
+    """(the raw message, its INTERNALDATE) of `uid`; (None, None) when it was expunged meanwhile."""
+    typ, data = conn.uid("FETCH", str(uid), "(UID INTERNALDATE BODY.PEEK[])")
     if typ != "OK":
         raise ImapError(f"FETCH {uid}: {typ} {data!r}")
     for item in data or []:
         if isinstance(item, tuple) and len(item) == 2:
             m = UID_RE.search(item[0])
             if m and int(m.group(1)) == uid:
-                return item[1]
-    return None  # expunged meanwhile
+                return item[1], _internaldate(item[0])
+    return None, None
+
+
+def _fetch_raw(conn: imaplib.IMAP4, uid: int) -> bytes | None:
+    return _fetch(conn, uid)[0]
 
 
 def mailbox_poll(*, mailbox, batch: int | None = None, conn: imaplib.IMAP4 | None = None) -> int:
@@ -168,12 +185,12 @@ def mailbox_poll(*, mailbox, batch: int | None = None, conn: imaplib.IMAP4 | Non
         # "n:*" always matches the highest UID, even one below n: filter
         uids = sorted(u for u in (int(x) for x in (data[0] or b"").split()) if u > cursor.last_uid)[:batch]
         for uid in uids:
-            raw = _fetch_raw(conn, uid)
+            raw, arrived = _fetch(conn, uid)
             try:
                 with transaction.atomic():
                     if raw is not None:
                         services.inbound_store(mailbox=mailbox, raw=raw, source="imap", envelope_to=mailbox.email,
-                                               imap_uidvalidity=uidvalidity, imap_uid=uid)
+                                               imap_uidvalidity=uidvalidity, imap_uid=uid, received_at=arrived)
                     ImapCursor.objects.filter(pk=cursor.pk).update(last_uid=uid, stuck_uid=None, stuck_attempts=0)
             except Exception as exc:  # noqa: BLE001 - a message this code cannot store
                 if not _stuck(cursor, uid, exc):

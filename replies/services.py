@@ -131,10 +131,11 @@ def is_own_copy(*, mailbox, msg, message_id: str) -> bool:
 
 
 def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", envelope_to: str = "",
-                  imap_uidvalidity: int | None = None, imap_uid: int | None = None) -> Stored:
+                  imap_uidvalidity: int | None = None, imap_uid: int | None = None, received_at=None) -> Stored:
     """Store one inbound message for `mailbox` (raw first) and its unclassified Reply. Idempotent per
     (workspace, Message-ID): a duplicate returns the stored row with `created=False`. Never raises on
-    malformed MIME."""
+    malformed MIME. `received_at`: when the mailbox server received it (IMAP INTERNALDATE), else now (the moment
+    this service accepts it); the reply's received_at, which never changes afterwards."""
     raw = bytes(raw)[:MAX_MESSAGE_BYTES]
     workspace = mailbox.workspace
     msg = cl.parse(raw)
@@ -148,6 +149,7 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
         return _store_feedback_report(mailbox=mailbox, raw=raw, key=key, message_id=message_id, source=source,
                                       envelope_from=envelope_from, envelope_to=envelope_to, now=now, report=report,
                                       imap_uidvalidity=imap_uidvalidity, imap_uid=imap_uid)
+    arrived = received_at if received_at is not None and received_at <= now else now
     own = is_own_copy(mailbox=mailbox, msg=msg, message_id=message_id)
     found = content.Content() if own else content.extract(raw)  # CPU: outside the transaction
     try:
@@ -172,7 +174,7 @@ def inbound_store(*, mailbox, raw: bytes, source: str, envelope_from: str = "", 
                     matched_by=thread.matched_by, from_email=_text(from_email, 254),
                     subject=_text(cl.header(msg, "Subject"), 998), snippet=_text(cl.snippet(msg), 2000),
                     text=found.text, full_text=found.full_text, attachments=found.attachments,
-                    received_at=now, updated_at=now,
+                    received_at=arrived, updated_at=now,
                 )
                 transaction.on_commit(lambda: _queue_classify(inbound.pk))
     except IntegrityError:  # the same message arrived twice at once: the other writer stored it

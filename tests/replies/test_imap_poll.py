@@ -221,3 +221,24 @@ def test_plain_imap_is_refused_to_anything_but_loopback(workspace):
     box = make_active_mailbox(workspace, provider="byo", imap_host="192.0.2.10", imap_port=143, imap_security="none")
     assert replies_imap.mailbox_poll(mailbox=box) == 0
     assert "only allowed to a loopback" in ImapCursor.objects.get(mailbox=box).last_error
+
+
+def test_received_at_is_the_servers_internaldate(dovecot, account, mailbox):
+    """CONTRACT 4.8: an IMAP reply's received_at is when the mailbox server received it (INTERNALDATE), and never
+    changes; updated_at is when this service stored (and later labelled) it."""
+    from datetime import UTC, datetime
+
+    arrived = datetime(2026, 11, 2, 8, 30, 15, tzinfo=UTC)
+    conn = client(dovecot, account)
+    try:
+        typ, _ = conn.append("INBOX", None, imaplib.Time2Internaldate(arrived.timestamp()), msg(901))
+        assert typ == "OK"
+    finally:
+        conn.logout()
+    assert replies_imap.mailbox_poll(mailbox=mailbox) == 1
+    reply = Reply.objects.get(inbound__mailbox=mailbox)
+    assert reply.received_at == arrived
+    assert reply.updated_at > arrived
+    services.inbound_classify(inbound_id=reply.inbound_id)
+    reply.refresh_from_db()
+    assert reply.received_at == arrived
