@@ -254,6 +254,8 @@ def answer_approved(*, workspace, api_key, reply_id: str, body, confirmation_tok
         if answer is None:  # the draft row is gone (never expected): make it from the approved parameters
             answer = _new_answer(workspace=workspace, p=p, state=ReplyAnswer.State.QUEUED, confirmation_token=used)
         answer.state = ReplyAnswer.State.QUEUED
+        if answer.mailbox_id != p["mailbox"].pk:  # the conversation moved mailbox since the preview
+            answer.message_id = messages.new_message_id(p["mailbox"].domain_name)
         answer.mailbox, answer.from_email = p["mailbox"], p["mailbox"].email
         answer.api_key = api_key
         answer.sent_by = _sent_by_key(api_key) if api_key else answer.sent_by
