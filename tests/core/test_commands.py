@@ -24,7 +24,8 @@ def test_create_workspace_json_prints_exactly_one_object(db):
     assert Membership.objects.get(workspace=ws).role == "owner"
     assert Membership.objects.get(workspace=ws).user.email == "ops@example.com"
     assert CreditAccount.objects.get(pk=ws.pk).balance_micros == 310_500_000
-    assert sorted(ApiKey.objects.get(workspace=ws).scopes) == ["assets:purchase", "campaign:launch", "campaign:write"]
+    assert sorted(ApiKey.objects.get(workspace=ws).scopes) == ["assets:purchase", "campaign:launch", "campaign:write",
+                                                              "replies:send"]
     assert data["api_key"] not in str(list(ApiKey.objects.values()))
 
 
