@@ -156,6 +156,7 @@ def test_inbox_conversation_and_reply_box_in_chromium(live_server, browser, work
     context, page = _page(browser, live_server, owner, settings, width)
     try:
         page.goto(f"{live_server.url}/console/replies/")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, "the inbox is wider than the screen"
         page.get_by_role("link", name=f"Open the conversation with {reply.from_email}").click()
         page.wait_for_url(f"**/console/replies/{reply.pk}/")
         assert page.locator('[data-testid="thread"] li').count() == 2
