@@ -317,7 +317,7 @@ def build_answer(answer: ReplyAnswer, mailbox: Mailbox) -> EmailMessage:
     return msg
 
 
-def _claim(answer_id: str) -> tuple[ReplyAnswer, Mailbox] | str:
+def _claim(answer_id: str) -> tuple[ReplyAnswer, Mailbox, EmailMessage] | str:
     """queued -> sending, in the transaction that checks suppression and the mailbox once more."""
     with transaction.atomic():
         answer = (ReplyAnswer.objects.select_for_update(of=("self",)).select_related("reply__campaign_lead")
@@ -334,8 +334,7 @@ def _claim(answer_id: str) -> tuple[ReplyAnswer, Mailbox] | str:
             return "failed"
         answer.state, answer.sending_at, answer.attempts = ReplyAnswer.State.SENDING, timezone.now(), answer.attempts + 1
         answer.save(update_fields=["state", "sending_at", "attempts"])
-    answer.email = email
-    return answer, mailbox
+    return answer, mailbox, email
 
 
 def answer_deliver(*, answer_id: str) -> str:
@@ -343,9 +342,9 @@ def answer_deliver(*, answer_id: str) -> str:
     claimed = _claim(answer_id)
     if isinstance(claimed, str):
         return claimed
-    answer, mailbox = claimed
+    answer, mailbox, email = claimed
     try:
-        send_message(mailbox=mailbox, message=answer.email)
+        send_message(mailbox=mailbox, message=email)
     except (TransientSendError, MailboxNeedsReconnect) as exc:
         # nothing was delivered: back to the queue, later (a reconnect needs a human: it waits for it)
         text = f"{getattr(exc, 'smtp_code', None) or ''} {getattr(exc, 'message', exc)}".strip()[:2000]

@@ -49,11 +49,6 @@ def imap_poll_mailbox(mailbox_id: str) -> int:
     return mailbox_poll(mailbox=mailbox)
 
 
-@shared_task(name="replies.tasks.answer_deliver")
-def answer_deliver(answer_id: str) -> str:
-    return answers.answer_deliver(answer_id=answer_id)
-
-
 @shared_task(name="replies.tasks.answers_sweep")
 def answers_sweep() -> dict:
     """Send answers whose time has come (a temporary failure's retry); report those stuck mid-send."""
