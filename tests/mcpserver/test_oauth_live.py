@@ -265,7 +265,7 @@ def test_metadata_documents_agree_with_each_other_and_base_url(oauth_live, setti
     prm = httpx2.get(base + "/.well-known/oauth-protected-resource/mcp", timeout=10).json()
     assert prm == httpx2.get(base + "/.well-known/oauth-protected-resource", timeout=10).json()
     assert prm["resource"] == base + "/mcp" and prm["authorization_servers"] == [base]
-    assert prm["scopes_supported"] == ["assets:purchase", "campaign:write", "campaign:launch"]
+    assert prm["scopes_supported"] == ["assets:purchase", "campaign:write", "campaign:launch", "replies:send"]
     asm = httpx2.get(base + "/.well-known/oauth-authorization-server", timeout=10).json()
     assert asm["issuer"] == base
     for name, path in [("authorization_endpoint", "/oauth/authorize"), ("token_endpoint", "/oauth/token"),
