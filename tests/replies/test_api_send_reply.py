@@ -297,3 +297,25 @@ def test_webhooks_reply_answered_and_reply_received_carries_text(api, owner, wor
     assert answered.data["reply_id"] == reply.pk and answered.data["answer_id"] == out["answer_id"]
     assert (answered.data["kind"], answered.data["state"], answered.data["text"]) == ("answer", "sent", BODY)
     assert answered.data["message_id"] == out["message_id"] and answered.data["sent_by"] == "test"
+
+
+def test_a_stranger_writing_to_the_mailbox_is_answered_from_it(api, owner, world, settings):
+    raw = reply_bytes(frm="Sam Stranger <sam@elsewhere.test>", message_id="<cold@elsewhere.test>",
+                      subject="Question about your product", body="Do you integrate with HubSpot?")
+    stored = services.inbound_store(mailbox=world.mailbox, raw=raw, source="smtp")
+    services.inbound_classify(inbound_id=stored.inbound.pk)
+    reply = Reply.objects.get(inbound=stored.inbound)
+    assert reply.campaign_id is None
+    thread = api.get(f"/v1/replies/{reply.pk}").json()["thread"]
+    assert [(i["kind"], i["message_id"]) for i in thread] == [("reply", "cold@elsewhere.test")]
+    result = preview(api, reply, body="Yes, natively.")
+    assert (result["from"], result["to"], result["subject"]) == ("alex@outreach-sbx.test", "sam@elsewhere.test",
+                                                                 "Re: Question about your product")
+    assert result["references"] == ["cold@elsewhere.test"]
+    approve(result["confirmation_token"], owner)
+    out = api.post("/v1/send_reply", {"reply_id": reply.pk, "body": "Yes, natively.",
+                                      "confirmation_token": result["confirmation_token"]},
+                   headers={"Idempotency-Key": "stranger"}).json()["result"]
+    assert out["status"] == "sent"
+    (msg,) = answers_in(settings)
+    assert msg["In-Reply-To"] == "<cold@elsewhere.test>" and msg["References"] == "<cold@elsewhere.test>"
