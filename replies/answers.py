@@ -25,7 +25,6 @@ import logging
 from datetime import UTC, timedelta
 from email.message import EmailMessage
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -38,13 +37,14 @@ from core import errors
 from replies import classify as cl
 from replies import selectors
 from replies.models import Reply, ReplyAnswer
-from sending.models import Mailbox
+from sending.models import HealthState, Mailbox
 from sending.transport import (
     MailboxAuthUnavailable,
     MailboxNeedsReconnect,
     PermanentSendError,
     TransientSendError,
     send_message,
+    uses_sink,
 )
 from webhooks.services import event_emit_safely
 
@@ -125,8 +125,8 @@ def mailbox_problem(mailbox: Mailbox | None) -> str | None:
     if mailbox is None:
         return "removed"
     if mailbox.status == Mailbox.Status.ACTIVE:
-        health = getattr(mailbox, "health_state", None)
-        return "paused" if health == "paused" else None
+        # a deliverability pause (docs/deliverability.md): never sent from until an owner or admin resumes it
+        return "paused" if mailbox.health_state == HealthState.PAUSED else None
     if mailbox.status == Mailbox.Status.NEEDS_RECONNECT:
         return "needs_reconnect"
     if mailbox.status in (Mailbox.Status.REMOVED, Mailbox.Status.FAILED):
@@ -213,7 +213,7 @@ def answer_preview(*, workspace, api_key, reply_id: str, body, request_id: str =
     thread = selectors.thread(workspace=workspace, reply=reply)
     with transaction.atomic():
         summary = {
-            "action": f"Answer {p['to_email']} from {p['mailbox'].email}: {answer_consequence()}",
+            "action": f"Answer {p['to_email']} from {p['mailbox'].email}: {answer_consequence(p['mailbox'])}",
             "from": p["mailbox"].email, "to": p["to_email"], "subject": p["subject"],
             "thread": [{"direction": i["direction"], "kind": i["kind"], "at": i["at"], "subject": i["subject"],
                         "text": i["text"][:5000]} for i in thread if i["kind"] != "answer" or i["state"] == "sent"],
@@ -227,8 +227,10 @@ def answer_preview(*, workspace, api_key, reply_id: str, body, request_id: str =
     return {**preview_record(answer), **accounts.token_fields(token, plaintext)}
 
 
-def answer_consequence() -> str:
-    if settings.SANDBOX:
+def answer_consequence(mailbox: Mailbox) -> str:
+    """What approving does, as the approver's headline says it: the sandbox sink only when this mailbox's mail
+    goes there (a connected mailbox on this machine sends for real even in sandbox mode)."""
+    if uses_sink(mailbox):
         return "sandbox mode, the answer goes to the sandbox sink on this machine"
     return "a real email will be sent"
 

@@ -179,6 +179,13 @@ def test_unavailable_mailbox_is_409_naming_why(api, world, reply, status, reason
     assert err["details"]["email"] == "alex@outreach-sbx.test"
 
 
+def test_a_mailbox_paused_by_deliverability_is_409_paused(api, world, reply):
+    Mailbox.objects.filter(pk=world.mailbox.pk).update(health_state="paused")
+    resp = api.post("/v1/send_reply", {"reply_id": reply.pk, "body": BODY})
+    assert resp.status_code == 409
+    assert resp.json()["error"]["code"] == "mailbox_unavailable" and resp.json()["error"]["details"]["reason"] == "paused"
+
+
 @pytest.mark.parametrize("body", ["", "   \n ", "x" * 20_001, "bad \x00 byte", "bell \x07"])
 def test_bad_bodies_are_400(api, reply, body):
     resp = api.post("/v1/send_reply", {"reply_id": reply.pk, "body": body})
