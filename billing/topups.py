@@ -26,7 +26,7 @@ from django.utils import timezone
 from accounts.models import User, Workspace
 from billing.models import CheckoutSession, LedgerEntry
 from billing.services import credits_grant
-from core import errors
+from core import errors, outbound
 from core.money import MICROS_PER_CREDIT
 
 logger = logging.getLogger(__name__)
@@ -69,8 +69,9 @@ def sandbox_topup(*, workspace: Workspace, credits_whole: int, user: User | None
 
 # --- Stripe Checkout --------------------------------------------------------------------------------
 def _stripe_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    return httpx.Client(base_url=settings.STRIPE_API_BASE, timeout=20, transport=transport,
-                        auth=(settings.STRIPE_SECRET_KEY, ""))
+    # core.outbound's client: 20 s for the whole call (connect, request, answer), not per read
+    return outbound.client(base_url=settings.STRIPE_API_BASE, timeout=20, allow_private=True, transport=transport,
+                           auth=(settings.STRIPE_SECRET_KEY, ""))
 
 
 def checkout_create(*, workspace: Workspace, credits_whole: int, user: User | None, success_url: str, cancel_url: str,

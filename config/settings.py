@@ -52,6 +52,8 @@ BASE_HOST = urlparse(BASE_URL).hostname or "localhost"
 VERIFIER_HELO_NAME = env("VERIFIER_HELO_NAME", BASE_HOST)
 VERIFIER_MAIL_FROM = env("VERIFIER_MAIL_FROM", f"verify@{BASE_HOST}")
 LLM_MODELS_FILE = env("LLM_MODELS_FILE", str(BASE_DIR / "llmproxy" / "models.json"))
+# The whole upstream call (connect to the last byte, a stream included); the wait for the next bytes stays 300 s.
+LLM_UPSTREAM_TOTAL_SECONDS = float(env("LLM_UPSTREAM_TOTAL_SECONDS", "600"))
 STRIPE_SECRET_KEY = env("STRIPE_SECRET_KEY")
 STRIPE_WEBHOOK_SECRET = env("STRIPE_WEBHOOK_SECRET")
 RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 300)

@@ -1,19 +1,32 @@
-"""The one outbound HTTP client for requests to URLs a user or a client supplied (OAuth client metadata
-documents, webhooks): a timeout, no redirects, a capped body, no proxies from the environment, and the
-private-address guard.
+"""The one outbound HTTP client. Every HTTP call the service makes goes through it (OAuth client metadata
+documents and token endpoints, webhooks, data and provisioning providers, Stripe, the LLM upstream's sync
+callers): one total deadline per call, no redirects, no proxies from the environment, one User-Agent, and, for
+URLs a user or a client supplied, the private-address guard and a capped body.
+
+The deadline is a total: connecting (name resolution included), sending the request, the answer's headers and
+every byte of its body must all be done `timeout` seconds after the call started. httpx's own timeouts are per
+operation (a peer sending one byte every few seconds never trips a 10-second read timeout, and a 16 KiB body
+could take hours); here every read, write, connect and TLS handshake waits at most what is left of the call's
+deadline, so a trickling peer costs one timeout and no more.
 
 The guard runs where the connection is made: the host is resolved once, every address must be globally
 routable (no loopback, private, link-local, multicast or reserved address, IPv4-mapped and NAT64 forms
 unwrapped), and the socket connects to one of the checked addresses, so a DNS answer that changes between
 check and connect (rebinding) cannot reach an internal address. TLS still verifies the certificate for the
-host name. `allow_private=True` (an operator setting) turns the guard off; `allow_loopback=True` admits loopback
-addresses only (traffic that never leaves the machine: webhooks in sandbox mode).
+host name. `allow_private=True` (vendor APIs named in configuration; an operator setting) turns the guard off;
+`allow_loopback=True` admits loopback addresses only (traffic that never leaves the machine: webhooks in sandbox
+mode).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import contextvars
 import ipaddress
+import json
 import socket
+import time
 from dataclasses import dataclass
 
 import httpcore
@@ -21,6 +34,13 @@ import httpx
 
 USER_AGENT = "outbound-service/1.0"
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+# The monotonic time by which the current call must be done (None: no deadline). Sync httpx does all of one
+# call's I/O in the calling thread, so a context variable reaches every read and write of that call.
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("outbound_deadline", default=None)
+# Name resolution has no timeout of its own (getaddrinfo blocks for the resolver's retries): it runs here and
+# the caller waits at most the time left. A resolution that outlives its caller finishes in the background.
+_resolver = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="outbound-dns")
 
 
 class OutboundError(Exception):
@@ -49,14 +69,71 @@ def address_allowed(ip: str, *, allow_private: bool, allow_loopback: bool = Fals
     return addr.is_global and not addr.is_multicast
 
 
-class _GuardedBackend(httpcore.SyncBackend):
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Every outbound operation inside the block finishes within `seconds` from now (or within an enclosing
+    block's deadline, whichever comes first)."""
+    at = time.monotonic() + seconds
+    outer = _deadline.get()
+    token = _deadline.set(at if outer is None else min(outer, at))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """The operation's own timeout cut to what is left of the call's deadline; `expired` once it has passed."""
+    at = _deadline.get()
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise expired("the call's total deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read, write and TLS handshake waits at most what is left of the deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream):
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        # A peer that does not read makes send() wait for buffer space: each wait is cut by the deadline.
+        view = memoryview(buffer)
+        step = 64 * 1024
+        for start in range(0, len(view), step):
+            self._inner.write(bytes(view[start:start + step]), _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                     _left(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class _Backend(httpcore.SyncBackend):
+    """Connections that keep to the deadline; with the guard on, only to publicly routable addresses."""
+
     def __init__(self, allow_private: bool, allow_loopback: bool = False):
         self.allow_private = allow_private
         self.allow_loopback = allow_loopback
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        wait = _left(timeout, httpcore.ConnectTimeout)
+        future = _resolver.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
         try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            infos = future.result(timeout=wait)
+        except concurrent.futures.TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"resolving {host} took longer than the call's deadline") from exc
         except OSError as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
         addresses = list(dict.fromkeys(info[4][0] for info in infos))
@@ -67,7 +144,9 @@ class _GuardedBackend(httpcore.SyncBackend):
         last: Exception | None = None
         for address in addresses:
             try:
-                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+                stream = super().connect_tcp(address, port, _left(timeout, httpcore.ConnectTimeout), local_address,
+                                             socket_options)
+                return _DeadlineStream(stream)
             except httpcore.ConnectError as exc:
                 last = exc
         raise last or httpcore.ConnectError(f"cannot connect to {host}")
@@ -75,6 +154,81 @@ class _GuardedBackend(httpcore.SyncBackend):
 
 class _Refused(httpcore.ConnectError):
     pass
+
+
+class _DeadlineBody(httpx.SyncByteStream):
+    """A response body read under its call's deadline, wherever it is read (a streamed response's body is read
+    after `send` returned); a transport that does not go through the network backend (a test's MockTransport) is
+    still checked between chunks."""
+
+    def __init__(self, inner: httpx.SyncByteStream, at: float):
+        self._inner, self._at = inner, at
+
+    def __iter__(self):
+        chunks = iter(self._inner)
+        while True:
+            token = _deadline.set(self._at)
+            try:
+                chunk = next(chunks, None)
+            finally:
+                _deadline.reset(token)
+            if chunk is None:
+                return
+            if time.monotonic() > self._at:
+                raise httpx.ReadTimeout("the call's total deadline has passed")
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class Client(httpx.Client):
+    """An httpx client whose every call has a total deadline (`total` seconds; a request's own `timeout=`, when
+    it sets one, cuts it shorter)."""
+
+    def __init__(self, *, total: float, **kwargs):
+        super().__init__(**kwargs)
+        self.total = float(total)
+
+    def send(self, request: httpx.Request, **kwargs) -> httpx.Response:
+        seconds = self.total
+        own = request.extensions.get("timeout")
+        if own and own != self.timeout.as_dict():
+            values = [v for v in own.values() if v is not None]
+            if values:
+                seconds = min(seconds, max(values))
+        at = time.monotonic() + seconds
+        outer = _deadline.get()
+        token = _deadline.set(at if outer is None else min(outer, at))
+        try:
+            response = super().send(request, **kwargs)
+        finally:
+            _deadline.reset(token)
+        if isinstance(response.stream, httpx.SyncByteStream) and not response.is_stream_consumed:
+            response.stream = _DeadlineBody(response.stream, at if outer is None else min(outer, at))
+        return response
+
+
+def client(*, timeout: float | httpx.Timeout, allow_private: bool, total: float | None = None,
+           transport: httpx.BaseTransport | None = None, limits: httpx.Limits | None = None, verify=None,
+           headers: dict | None = None, allow_loopback: bool = False, **kwargs) -> Client:
+    """A client with the deadline (`total`, by default the `timeout` number), no redirects followed, no proxies
+    from the environment and the User-Agent. `transport` (tests: a local fake) replaces the network."""
+    if total is None:
+        if not isinstance(timeout, int | float):
+            raise TypeError("a structured timeout needs an explicit total")
+        total = float(timeout)
+    if transport is None:
+        limits = limits or httpx.Limits()
+        ssl_context = verify if verify is not None and not isinstance(verify, bool) else httpx.create_ssl_context()
+        transport = httpx.HTTPTransport(retries=0)
+        # httpx does not take a network backend; give its connection pool the deadline-keeping (and guarded) one.
+        transport._pool = httpcore.ConnectionPool(
+            ssl_context=ssl_context, max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            retries=0, network_backend=_Backend(allow_private, allow_loopback))
+    return Client(total=total, transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
+                  headers={"User-Agent": USER_AGENT, **(headers or {})}, **kwargs)
 
 
 @dataclass
@@ -85,27 +239,18 @@ class Response:
     elapsed_ms: int
 
     def json(self):
-        import json
-
         return json.loads(self.body)
-
-
-def client(*, timeout: float, allow_private: bool, allow_loopback: bool = False) -> httpx.Client:
-    transport = httpx.HTTPTransport(retries=0)
-    # httpx does not take a network backend; give its connection pool the guarded one.
-    transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), retries=0,
-                                              network_backend=_GuardedBackend(allow_private, allow_loopback))
-    return httpx.Client(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
-                        headers={"User-Agent": USER_AGENT})
 
 
 def request(method: str, url: str, *, timeout: float, max_bytes: int, allow_private: bool = False,
             headers: dict | None = None, content: bytes | None = None, allow_loopback: bool = False) -> Response:
-    """Make one request; the body read is at most `max_bytes` (more -> OutboundError kind "too_large").
-    Redirects are answered as they are (a 3xx is a response, never followed)."""
-    import time
-
-    parsed = httpx.URL(url)
+    """Make one request, all of it (connect, send, headers, body) within `timeout` seconds; the body read is at
+    most `max_bytes` (more -> OutboundError kind "too_large"). Redirects are answered as they are (a 3xx is a
+    response, never followed)."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise OutboundError(f"not a valid URL: {exc}", kind="refused") from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise OutboundError(f"not an http(s) URL: {url}", kind="refused")
     started = time.monotonic()
@@ -124,8 +269,9 @@ def request(method: str, url: str, *, timeout: float, max_bytes: int, allow_priv
         raise OutboundError(str(exc), kind="refused") from exc
     except httpx.TimeoutException as exc:
         raise OutboundError(f"timed out after {timeout:g} s", kind="timeout") from exc
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, _Refused):
             raise OutboundError(str(cause), kind="refused") from exc
-        raise OutboundError(f"{type(exc).__name__}: {exc}") from exc
+        kind = "refused" if isinstance(exc, httpx.InvalidURL | UnicodeError) else "error"
+        raise OutboundError(f"{type(exc).__name__}: {exc}", kind=kind) from exc

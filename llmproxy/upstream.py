@@ -11,14 +11,18 @@ import weakref
 
 import aiohttp
 import httpx
+from django.conf import settings
 
-from core import errors
+from core import errors, outbound
 from core.outbound import USER_AGENT
 from llmproxy import echo
 from llmproxy.catalog import Model
 from llmproxy.echo import EchoTransport
 
 TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
+# The whole call, connect to the last byte of the answer (a stream included): a provider trickling tokens never
+# trips the 300-second wait for its next bytes, so without it one call could hold a connection and a hold for ever.
+TOTAL_SECONDS = float(settings.LLM_UPSTREAM_TOTAL_SECONDS)
 LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=500, keepalive_expiry=30.0)
 
 _sync_clients: dict[str, httpx.Client] = {}
@@ -37,8 +41,8 @@ def _verify():
 
 
 def _client_kwargs(model: Model) -> dict:
-    kwargs = {"timeout": TIMEOUT, "limits": LIMITS, "follow_redirects": False, "trust_env": False,
-              "verify": _verify()}
+    kwargs = {"timeout": TIMEOUT, "total": TOTAL_SECONDS, "limits": LIMITS, "verify": _verify(),
+              "allow_private": True}  # an operator-configured provider, often on a private network
     if model.is_echo:
         kwargs["transport"] = EchoTransport()
         kwargs.pop("limits")
@@ -58,7 +62,7 @@ def _client_kwargs(model: Model) -> dict:
 UNREACHABLE = (aiohttp.ClientError, TimeoutError)
 
 READ_IDLE_SECONDS = TIMEOUT.read  # the longest wait for the provider's next bytes
-AIO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=TIMEOUT.pool + TIMEOUT.connect, sock_connect=TIMEOUT.connect,
+AIO_TIMEOUT = aiohttp.ClientTimeout(total=TOTAL_SECONDS, connect=TIMEOUT.pool + TIMEOUT.connect, sock_connect=TIMEOUT.connect,
                                     sock_read=READ_IDLE_SECONDS)
 _sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -93,21 +97,31 @@ class Answer:
     as it comes (`chunks`), and `aclose`, which returns a fully read connection to the pool and closes one
     that was left half-read."""
 
-    __slots__ = ("status", "content_type", "_resp", "_parts", "_own_session")
+    __slots__ = ("status", "content_type", "_resp", "_parts", "_own_session", "_deadline")
 
     def __init__(self, status: int, content_type: str, resp: aiohttp.ClientResponse | None = None,
-                 parts: list[bytes] | None = None, own_session: aiohttp.ClientSession | None = None):
+                 parts: list[bytes] | None = None, own_session: aiohttp.ClientSession | None = None,
+                 deadline: float | None = None):
         self.status, self.content_type, self._resp, self._parts = status, content_type, resp, parts
         self._own_session = own_session
+        self._deadline = deadline  # the loop time by which the whole call must be done
 
     def _expire(self) -> None:
         self._resp.content.set_exception(
-            aiohttp.ServerTimeoutError(f"no data from the provider for {READ_IDLE_SECONDS:g} s"))
+            aiohttp.ServerTimeoutError(f"no data from the provider for {READ_IDLE_SECONDS:g} s, or the call took "
+                                       f"longer than {TOTAL_SECONDS:g} s"))
+
+    def _wait(self, loop) -> float:
+        """How long the next wait for bytes may last: the idle limit, cut to what is left of the call's deadline."""
+        if self._deadline is None:
+            return READ_IDLE_SECONDS
+        return max(0.0, min(READ_IDLE_SECONDS, self._deadline - loop.time()))
 
     async def read(self) -> bytes:
         if self._resp is None:
             return b"".join(self._parts)
-        timer = asyncio.get_running_loop().call_later(READ_IDLE_SECONDS, self._expire)
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self._wait(loop), self._expire)
         try:
             return await self._resp.read()
         finally:
@@ -124,12 +138,12 @@ class Answer:
         reader is then left waiting for ever, aiohttp 3.14); so each wait for the next bytes has its own timer,
         which fails the read as aiohttp's own timeout would. The timer does not run while the consumer has a chunk."""
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(READ_IDLE_SECONDS, self._expire)
+        timer = loop.call_later(self._wait(loop), self._expire)
         try:
             async for chunk in self._resp.content.iter_any():
                 timer.cancel()
                 yield chunk
-                timer = loop.call_later(READ_IDLE_SECONDS, self._expire)
+                timer = loop.call_later(self._wait(loop), self._expire)
         finally:
             timer.cancel()
 
@@ -153,6 +167,7 @@ async def send(model: Model, body: bytes, request_id: str, *, pooled: bool = Tru
         status, content_type, parts = echo.answer(body)
         return Answer(status, content_type, parts=parts)
     session = _session() if pooled else _new_session()
+    deadline = asyncio.get_running_loop().time() + TOTAL_SECONDS
     try:
         # Never sent twice: a provider that disconnects after the request was written may have processed it (Go's
         # net/http resends such a POST only when nothing was written; aiohttp, only idempotent methods).
@@ -162,7 +177,8 @@ async def send(model: Model, body: bytes, request_id: str, *, pooled: bool = Tru
         if not pooled:
             await asyncio.shield(session.close())
         raise
-    return Answer(resp.status, resp.headers.get("Content-Type", ""), resp=resp, own_session=None if pooled else session)
+    return Answer(resp.status, resp.headers.get("Content-Type", ""), resp=resp, own_session=None if pooled else session,
+                  deadline=deadline)
 
 
 async def fetch(model: Model, body: bytes, request_id: str, *, pooled: bool = True) -> tuple[int, bytes]:
@@ -180,7 +196,7 @@ def sync_client(model: Model) -> httpx.Client:
         with _lock:
             client = _sync_clients.get(model.upstream_base_url)
             if client is None:
-                client = _sync_clients[model.upstream_base_url] = httpx.Client(**_client_kwargs(model))
+                client = _sync_clients[model.upstream_base_url] = outbound.client(**_client_kwargs(model))
     return client
 
 

@@ -1,4 +1,5 @@
-"""Outbound HTTP for vendor adapters: one timeout, vendor errors mapped to ProviderError.
+"""Outbound HTTP for vendor adapters: core.outbound's client (LEADS_PROVIDER_TIMEOUT_SECONDS is the whole call's
+deadline), vendor errors mapped to ProviderError.
 
 Tests swap `TRANSPORT` for an `httpx.MockTransport` serving recorded responses."""
 
@@ -7,14 +8,15 @@ from __future__ import annotations
 import httpx
 from django.conf import settings
 
+from core import outbound
 from leads.providers.base import ProviderError
 
 TRANSPORT: httpx.BaseTransport | None = None
 
 
 def client(**kwargs) -> httpx.Client:
-    return httpx.Client(timeout=settings.LEADS_PROVIDER_TIMEOUT_SECONDS, transport=TRANSPORT,
-                        headers={"User-Agent": "outbound-service/0.1", "Accept": "application/json"}, **kwargs)
+    return outbound.client(timeout=settings.LEADS_PROVIDER_TIMEOUT_SECONDS, allow_private=True, transport=TRANSPORT,
+                           headers={"Accept": "application/json"}, **kwargs)
 
 
 def call(provider: str, method: str, url: str, *, not_found_ok: bool = False, **kwargs) -> dict | None:

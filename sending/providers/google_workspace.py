@@ -49,6 +49,7 @@ import httpx
 import jwt
 from django.conf import settings
 
+from core import outbound
 from sending.providers.base import (
     ACTIVE,
     FAILED,
@@ -124,7 +125,8 @@ def delegated_token(*, subject: str, scopes: tuple[str, ...] | str, transport=No
     headers = {"kid": info["private_key_id"]} if info.get("private_key_id") else None
     assertion = jwt.encode(claims, info["private_key"], algorithm="RS256", headers=headers)
     try:
-        with httpx.Client(transport=transport, timeout=settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS) as client:
+        with outbound.client(transport=transport, timeout=settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS,
+                             allow_private=True) as client:
             response = client.post(token_url, data={"grant_type": JWT_BEARER, "assertion": assertion})
     except httpx.HTTPError as exc:
         raise ProviderError(f"Google's token endpoint is unreachable: {exc}", permanent=False) from exc
@@ -218,7 +220,8 @@ class GoogleWorkspaceProvider(SendingProvider):
         token, _ = delegated_token(subject=settings.GOOGLE_WORKSPACE_ADMIN_EMAIL, scopes=scope,
                                    transport=self._transport)
         try:
-            with httpx.Client(transport=self._transport, timeout=settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS) as c:
+            with outbound.client(transport=self._transport, timeout=settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS,
+                                 allow_private=True) as c:
                 response = c.request(method, url, json=json_body, params=params,
                                      headers={"Authorization": f"Bearer {token}"})
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:

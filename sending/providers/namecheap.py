@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ET
 import httpx
 from django.conf import settings
 
+from core import outbound
 from sending.providers.base import (
     ACTIVE,
     FAILED,
@@ -64,9 +65,9 @@ class NamecheapProvider(SendingProvider, DnsRegistrar):
         if not settings.NAMECHEAP_API_KEY:
             raise ProviderError("Namecheap is not configured (NAMECHEAP_API_KEY)", permanent=False)
         query = {**self._global(), "Command": command, **params}
-        timeout = httpx.Timeout(settings.NAMECHEAP_TIMEOUT_SECONDS)
-        try:
-            with httpx.Client(transport=self._transport, timeout=timeout) as client:
+        try:  # core.outbound's client: NAMECHEAP_TIMEOUT_SECONDS for the whole call
+            with outbound.client(transport=self._transport, timeout=float(settings.NAMECHEAP_TIMEOUT_SECONDS),
+                                 allow_private=True) as client:
                 if post:
                     response = client.post(settings.NAMECHEAP_BASE_URL, data=query)
                 else:

@@ -62,3 +62,36 @@ def test_allowed_for_tests_no_redirects_capped_body_timeout(server):
 def test_only_http_urls():
     with pytest.raises(outbound.OutboundError):
         outbound.request("GET", "file:///etc/passwd", timeout=1, max_bytes=10, allow_private=True)
+
+
+# --- the total deadline: a peer trickling one byte at a time never trips a per-read timeout -----------------
+@pytest.mark.parametrize("trickle_headers", [False, True], ids=["body", "headers"])
+def test_a_trickling_peer_costs_one_total_deadline(trickle_headers):
+    from tests.slowloris import Trickler
+
+    # 200+ bytes, one every 0.1 s: each read waits far less than the 1 s timeout, the answer takes 20 s or more
+    with Trickler(trickle_headers=trickle_headers) as peer:
+        with pytest.raises(outbound.OutboundError) as exc:
+            outbound.request("GET", peer.url + "/slow.json", timeout=1, max_bytes=100_000, allow_private=True)
+        assert exc.value.kind == "timeout"
+        assert not peer.finished.is_set()  # gave up well before the trickle ended
+
+
+def test_every_client_keeps_the_deadline():
+    """The pooled client (providers, Stripe, the LLM upstream's sync callers) keeps it too, and a request's own
+    shorter `timeout=` cuts it shorter."""
+    import httpx
+
+    from tests.slowloris import Trickler
+
+    with Trickler() as peer:
+        with outbound.client(timeout=httpx.Timeout(30.0), total=1.0, allow_private=True) as http:
+            with pytest.raises(httpx.TimeoutException):
+                http.get(peer.url + "/x")
+        with outbound.client(timeout=30.0, allow_private=True) as http:
+            with pytest.raises(httpx.TimeoutException):
+                http.get(peer.url + "/x", timeout=1.0)
+            with pytest.raises(httpx.TimeoutException):
+                with http.stream("GET", peer.url + "/x", timeout=1.0) as resp:
+                    resp.read()
+        assert not peer.finished.is_set()
