@@ -38,7 +38,16 @@ REFRESH_PREFIX = "service_rt_"
 CODE_TTL = timedelta(minutes=5)
 CONSENT_TTL = timedelta(minutes=30)
 METADATA_DOCUMENT_MAX_BYTES = 16 * 1024
-METADATA_DOCUMENT_TIMEOUT = 5.0
+# What an unauthenticated caller can make the service store: a client's redirect URIs (registered or in a
+# metadata document) and the `state` an authorization request carries are bounded.
+MAX_REDIRECT_URIS = 10
+MAX_REDIRECT_URI_LENGTH = 2000
+MAX_STATE_LENGTH = 1000
+
+
+def metadata_document_timeout() -> float:
+    """The whole fetch of a client ID metadata document (connect to last byte)."""
+    return float(getattr(settings, "OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS", 5))
 
 
 class OAuthInvalid(Exception):
@@ -87,10 +96,18 @@ def _redirect_uri_ok(uri: str) -> bool:
     return "." in parts.scheme  # RFC 8252 7.1: reverse domain name private-use schemes only
 
 
+def redirect_uris_ok(uris) -> bool:
+    """At most MAX_REDIRECT_URIS strings of at most MAX_REDIRECT_URI_LENGTH characters, each acceptable."""
+    return (isinstance(uris, list) and 0 < len(uris) <= MAX_REDIRECT_URIS
+            and all(isinstance(u, str) and len(u) <= MAX_REDIRECT_URI_LENGTH and _redirect_uri_ok(u) for u in uris))
+
+
 def client_register(*, metadata: dict, client_id: str, client_secret: str | None) -> OAuthClient:
     """RFC 7591 registration. Raises OAuthInvalid("invalid_redirect_uri" | "invalid_client_metadata")."""
     uris = [str(u) for u in metadata.get("redirect_uris") or []]
-    if not uris or not all(_redirect_uri_ok(u) for u in uris):
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise OAuthInvalid("invalid_redirect_uri", f"at most {MAX_REDIRECT_URIS} redirect_uris per client")
+    if not redirect_uris_ok(uris):
         raise OAuthInvalid("invalid_redirect_uri",
                            "redirect_uris must be https, http on a loopback host, or a private-use app scheme")
     method = metadata.get("token_endpoint_auth_method") or "none"
@@ -123,14 +140,16 @@ def _metadata_document_url_ok(url: str, allow_private: bool) -> bool:
         and parts.username is None and parts.password is None and "." not in segments and ".." not in segments
 
 
-def _fetch_metadata_document(url: str) -> dict:
+def metadata_document_fetch(url: str) -> dict:
+    """The client ID metadata document at `url`, checked (OAuthInvalid otherwise). Network only, no database:
+    the caller runs it where a slow document server holds nothing else (mcpserver.oauth's fetch threads)."""
     from core import outbound
 
     allow_private = bool(getattr(settings, "OAUTH_ALLOW_PRIVATE_NETWORKS", False))
     if not _metadata_document_url_ok(url, allow_private):
         raise OAuthInvalid("invalid_client", "client_id is not a valid client ID metadata document URL")
     try:
-        resp = outbound.request("GET", url, timeout=METADATA_DOCUMENT_TIMEOUT, max_bytes=METADATA_DOCUMENT_MAX_BYTES,
+        resp = outbound.request("GET", url, timeout=metadata_document_timeout(), max_bytes=METADATA_DOCUMENT_MAX_BYTES,
                                 allow_private=allow_private, headers={"Accept": "application/json"})
     except outbound.OutboundError as exc:
         raise OAuthInvalid("invalid_client", f"client metadata document could not be fetched: {exc}") from exc
@@ -145,27 +164,43 @@ def _fetch_metadata_document(url: str) -> dict:
     method = doc.get("token_endpoint_auth_method") or "none"
     if method != "none" or "client_secret" in doc:
         raise OAuthInvalid("invalid_client", "a client metadata document client authenticates with 'none' only")
-    uris = doc.get("redirect_uris")
-    if not isinstance(uris, list) or not uris or not all(isinstance(u, str) and _redirect_uri_ok(u) for u in uris):
-        raise OAuthInvalid("invalid_client", "client metadata document has no acceptable redirect_uris")
+    if not redirect_uris_ok(doc.get("redirect_uris")):
+        raise OAuthInvalid("invalid_client", f"client metadata document has no acceptable redirect_uris (at most "
+                                             f"{MAX_REDIRECT_URIS}, each an acceptable URI)")
     return doc
 
 
-def client_get(*, client_id: str) -> OAuthClient | None:
-    """The client, or None. A URL client_id is a client ID metadata document: fetched (through the guarded
-    outbound client) when unknown or older than OAUTH_CLIENT_METADATA_CACHE_SECONDS, then cached."""
+def client_cached(*, client_id: str) -> tuple[OAuthClient | None, bool]:
+    """(the stored client or None, whether its metadata document must be fetched first). A URL client_id is a
+    client ID metadata document, fetched when unknown or older than OAUTH_CLIENT_METADATA_CACHE_SECONDS."""
     if not client_id or len(client_id) > 500:
-        return None
+        return None, False
     client = OAuthClient.objects.filter(client_id=client_id).first()
+    if client is not None and len(client.redirect_uris or []) > MAX_REDIRECT_URIS:
+        client = None  # stored before the limit: refused rather than validated URI by URI on every call
     if not is_metadata_document_url(client_id):
-        return client if client and client.kind == OAuthClient.Kind.REGISTERED else None
+        return (client if client and client.kind == OAuthClient.Kind.REGISTERED else None), False
     ttl = timedelta(seconds=int(getattr(settings, "OAUTH_CLIENT_METADATA_CACHE_SECONDS", 3600)))
     if client is not None and client.fetched_at and timezone.now() - client.fetched_at < ttl:
+        return client, False
+    return None, True
+
+
+def client_get(*, client_id: str) -> OAuthClient | None:
+    """The client, or None, fetching its metadata document here when needed (callers that may wait on the
+    network; the protocol endpoints split the steps: client_cached, metadata_document_fetch, client_store)."""
+    client, fetch = client_cached(client_id=client_id)
+    if not fetch:
         return client
     try:
-        doc = _fetch_metadata_document(client_id)
+        doc = metadata_document_fetch(client_id)
     except OAuthInvalid:
         return None
+    return client_store_document(client_id=client_id, doc=doc)
+
+
+def client_store_document(*, client_id: str, doc: dict) -> OAuthClient:
+    """Cache a fetched (and checked) client ID metadata document as the client's row."""
     values = {
         "kind": OAuthClient.Kind.METADATA_DOCUMENT, "client_name": str(doc.get("client_name") or "")[:200],
         "redirect_uris": doc["redirect_uris"], "token_endpoint_auth_method": "none", "secret_hash": "",
@@ -185,6 +220,8 @@ def client_secret_ok(*, client: OAuthClient, secret: str | None) -> bool:
 def authorization_start(*, client: OAuthClient, redirect_uri: str, redirect_uri_provided_explicitly: bool,
                         code_challenge: str, state: str | None, scopes: list[str] | None,
                         resource_indicator: str | None) -> OAuthAuthorization:
+    if state and len(state) > MAX_STATE_LENGTH:
+        raise OAuthInvalid("invalid_request", f"state is longer than {MAX_STATE_LENGTH} characters")
     if resource_indicator and resource_indicator.rstrip("/") not in (resource(), issuer()):
         raise OAuthInvalid("invalid_target", f"this server issues tokens for {resource()} only")
     return OAuthAuthorization.objects.create(

@@ -552,6 +552,12 @@ CELERY_BEAT_SCHEDULE["webhooks-purge"] = {"task": "webhooks.tasks.purge", "sched
 CELERY_BEAT_SCHEDULE["accounts-oauth-purge"] = {"task": "accounts.tasks.oauth_purge", "schedule": 3600.0}
 # Dynamic client registrations (POST /oauth/register) per client IP per minute.
 OAUTH_REGISTRATIONS_PER_MINUTE = env_int("OAUTH_REGISTRATIONS_PER_MINUTE", 20)
+# /oauth/authorize, /oauth/token and /oauth/revoke: requests per client address per minute, each endpoint its own.
+OAUTH_REQUESTS_PER_MINUTE = env_int("OAUTH_REQUESTS_PER_MINUTE", 120)
+# A client ID metadata document's whole fetch (connect to last byte), on at most this many threads per web process
+# apart from the OAuth database thread, so a slow document server holds only the request that named it.
+OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS = float(env("OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS", "5"))
+OAUTH_METADATA_FETCH_THREADS = env_int("OAUTH_METADATA_FETCH_THREADS", 8)
 # replies (issue 8), continued: optional LLM classifier for person-written replies; an id from LLM_MODELS_FILE,
 # empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
 REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "auto")  # auto: the first live (non-echo) allowlisted model; off

@@ -9,12 +9,22 @@ Routes (served by the MCP Starlette app; config.asgi sends these paths to it):
 Clients may also identify themselves by a client ID metadata document (an HTTPS `client_id`), which the
 current MCP authorization specification prefers to registration. The SDK's handlers do the parsing, PKCE
 and error shapes; `Provider` stores everything through accounts.oauth (hashed codes and tokens).
+
+Nothing one caller does holds the others: the database work runs on the process's one sync thread, but the
+fetch of a metadata document (a URL any unauthenticated caller names) runs on threads of its own with a total
+deadline, so a document server trickling bytes delays only the request that named it. Every endpoint is
+rate-limited per client address (OAUTH_REQUESTS_PER_MINUTE; registration OAUTH_REGISTRATIONS_PER_MINUTE), a
+registration body is at most REGISTRATION_MAX_BYTES, and a `state` longer than accounts.oauth.MAX_STATE_LENGTH
+is refused before anything is stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import concurrent.futures
+import threading
 from typing import Any
 from urllib.parse import unquote
 
@@ -53,10 +63,42 @@ REVOKE_PATH = "/oauth/revoke"
 METADATA_PATH = "/.well-known/oauth-authorization-server"
 PATHS = frozenset({AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH, REVOKE_PATH, METADATA_PATH})
 AUTH_METHODS = ["none", "client_secret_post", "client_secret_basic"]
+REGISTRATION_MAX_BYTES = 64 * 1024  # ten redirect URIs and the usual metadata fit many times over
 
 
 def _sync(fn):
     return sync_to_async(fn, thread_sensitive=True)
+
+
+_fetch_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_fetch_pool_lock = threading.Lock()
+
+
+def _fetches() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads that fetch client ID metadata documents (OAUTH_METADATA_FETCH_THREADS), apart from the
+    database thread every other OAuth call uses."""
+    global _fetch_pool
+    if _fetch_pool is None:
+        from django.conf import settings
+
+        with _fetch_pool_lock:
+            if _fetch_pool is None:
+                _fetch_pool = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=int(getattr(settings, "OAUTH_METADATA_FETCH_THREADS", 8)),
+                    thread_name_prefix="oauth-metadata")
+    return _fetch_pool
+
+
+async def client_row(client_id: str) -> OAuthClient | None:
+    """The client (fetching its metadata document when needed, off the database thread), or None."""
+    row, fetch = await _sync(oauth.client_cached)(client_id=client_id)
+    if not fetch:
+        return row
+    try:
+        doc = await asyncio.get_running_loop().run_in_executor(_fetches(), oauth.metadata_document_fetch, client_id)
+    except oauth.OAuthInvalid:
+        return None
+    return await _sync(oauth.client_store_document)(client_id=client_id, doc=doc)
 
 
 def client_info(row: OAuthClient) -> OAuthClientInformationFull:
@@ -85,7 +127,7 @@ class Provider:
     """`OAuthAuthorizationServerProvider` over accounts.oauth."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        row = await _sync(oauth.client_get)(client_id=client_id)
+        row = await client_row(client_id)
         return client_info(row) if row else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -187,7 +229,7 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         client_id = form.get("client_id")
         if not isinstance(client_id, str) or not client_id:
             raise AuthenticationError("Missing client_id")
-        row = await _sync(oauth.client_get)(client_id=client_id)
+        row = await client_row(client_id)
         if row is None:
             raise AuthenticationError("Invalid client_id")
         method = row.token_endpoint_auth_method
@@ -213,11 +255,12 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         return client_info(row)
 
 
-class RegistrationThrottle:
-    """Dynamic registration is open to anyone: at most OAUTH_REGISTRATIONS_PER_MINUTE per client IP."""
+class Throttle:
+    """The endpoints are open to anyone: each client address (the peer, or the forwarded address when the peer
+    is a trusted proxy) makes at most `setting` (per minute) requests to `bucket`; more are 429."""
 
-    def __init__(self, handler: RegistrationHandler):
-        self.handler = handler
+    def __init__(self, handler, *, bucket: str, setting: str, default: int, what: str):
+        self.handler, self.bucket, self.setting, self.default, self.what = handler, bucket, setting, default, what
 
     async def handle(self, request: Request):
         from django.conf import settings
@@ -226,12 +269,33 @@ class RegistrationThrottle:
         from core.ratelimit import hit
 
         ip = request.client.host if request.client else "unknown"
-        rate = await _sync(hit)(f"oauth-register:{ip}", limit=getattr(settings, "OAUTH_REGISTRATIONS_PER_MINUTE", 20))
+        rate = await _sync(hit)(f"oauth-{self.bucket}:{ip}", limit=int(getattr(settings, self.setting, self.default)))
         if not rate.allowed:
             return JSONResponse({"error": "temporarily_unavailable",
-                                 "error_description": "Too many client registrations from this address; retry later."},
+                                 "error_description": f"Too many {self.what} from this address; retry later."},
                                 status_code=429, headers={"Retry-After": str(max(rate.reset, 1))})
+        refused = await self.refuse(request)
+        if refused is not None:
+            return refused
         return await self.handler.handle(request)
+
+    async def refuse(self, request: Request):
+        return None
+
+
+class AuthorizeThrottle(Throttle):
+    """Also: a `state` the service would store (and echo) is bounded, refused before the client is looked up."""
+
+    async def refuse(self, request: Request):
+        from starlette.responses import JSONResponse
+
+        params = request.query_params if request.method == "GET" else await request.form()
+        state = params.get("state")
+        if isinstance(state, str) and len(state) > oauth.MAX_STATE_LENGTH:
+            return JSONResponse({"error": "invalid_request",
+                                 "error_description": f"state is longer than {oauth.MAX_STATE_LENGTH} characters"},
+                                status_code=400, headers={"Cache-Control": "no-store"})
+        return None
 
 
 def metadata() -> OAuthMetadata:
@@ -259,8 +323,12 @@ def _cors(app, methods):
                           allow_headers=["mcp-protocol-version", "authorization", "content-type"])
 
 
-def _limited(app):
-    return RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE)
+def _limited(app, max_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE):
+    return RequestBodyLimitMiddleware(app, max_bytes)
+
+
+def _throttled(handler, bucket: str, what: str, cls=Throttle):
+    return cls(handler, bucket=bucket, setting="OAUTH_REQUESTS_PER_MINUTE", default=120, what=what).handle
 
 
 def routes() -> list[Route]:
@@ -270,13 +338,17 @@ def routes() -> list[Route]:
     return [
         Route(METADATA_PATH, endpoint=cors_middleware(MetadataHandler(metadata()).handle, ["GET", "OPTIONS"]),
               methods=["GET", "OPTIONS"]),
-        Route(AUTHORIZE_PATH, endpoint=_limited(request_response(AuthorizationHandler(provider).handle)),
+        Route(AUTHORIZE_PATH, endpoint=_limited(request_response(_throttled(
+            AuthorizationHandler(provider), "authorize", "authorization requests", AuthorizeThrottle))),
               methods=["GET", "POST"]),
-        Route(TOKEN_PATH, endpoint=_cors(_limited(request_response(TokenHandler(provider, authenticator).handle)),
-                                         ["POST", "OPTIONS"]), methods=["POST", "OPTIONS"]),
-        Route(REGISTER_PATH, endpoint=_cors(_limited(request_response(RegistrationThrottle(registration).handle)),
-                                            ["POST", "OPTIONS"]),
+        Route(TOKEN_PATH, endpoint=_cors(_limited(request_response(_throttled(
+            TokenHandler(provider, authenticator), "token", "token requests"))), ["POST", "OPTIONS"]),
               methods=["POST", "OPTIONS"]),
-        Route(REVOKE_PATH, endpoint=_cors(_limited(request_response(RevocationHandler(provider, authenticator).handle)),
-                                          ["POST", "OPTIONS"]), methods=["POST", "OPTIONS"]),
+        Route(REGISTER_PATH, endpoint=_cors(_limited(request_response(Throttle(
+            registration, bucket="register", setting="OAUTH_REGISTRATIONS_PER_MINUTE", default=20,
+            what="client registrations").handle), REGISTRATION_MAX_BYTES), ["POST", "OPTIONS"]),
+              methods=["POST", "OPTIONS"]),
+        Route(REVOKE_PATH, endpoint=_cors(_limited(request_response(_throttled(
+            RevocationHandler(provider, authenticator), "revoke", "revocation requests"))), ["POST", "OPTIONS"]),
+              methods=["POST", "OPTIONS"]),
     ]

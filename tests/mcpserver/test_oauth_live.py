@@ -466,3 +466,79 @@ def test_purge_forgets_what_can_no_longer_be_used(oauth_live, settings):
         purged = oauth_purge()
     assert purged["authorizations"] == 1 and purged["clients"] >= 1
     assert not OAuthClient.objects.filter(client_id=reg["client_id"]).exists()
+
+
+# --- nothing one unauthenticated caller does holds the others --------------------------------------------------
+def test_a_trickling_metadata_document_holds_no_other_oauth_request(oauth_live, settings):
+    """A client ID metadata document served one byte at a time: while its fetch is in flight (the deadline set
+    far beyond the trickle, so only the threading is under test), registration, token and revocation
+    requests and another authorization are answered."""
+    from tests.slowloris import Trickler
+
+    settings.OAUTH_ALLOW_PRIVATE_NETWORKS = True
+    settings.OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS = 120
+    base = settings.BASE_URL
+    with Trickler(pause=0.2) as peer:  # 212 bytes: 40 s or more
+        url = peer.url + "/slow.json"
+        _, challenge = _pkce()
+        slow: dict = {}
+
+        def authorize_slow():
+            slow["status"] = httpx2.get(base + "/oauth/authorize", timeout=180, params={
+                "client_id": url, "redirect_uri": REDIRECT, "response_type": "code",
+                "code_challenge": challenge}).status_code
+
+        thread = threading.Thread(target=authorize_slow, daemon=True)
+        thread.start()
+        assert peer.wait_requests(1)  # the fetch is in flight
+        reg = httpx2.post(base + "/oauth/register", timeout=60, json={
+            "client_name": "other", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"})
+        assert reg.status_code == 201
+        other = httpx2.get(base + "/oauth/authorize", timeout=60, params={
+            "client_id": reg.json()["client_id"], "redirect_uri": REDIRECT, "response_type": "code",
+            "code_challenge": challenge})
+        assert other.status_code == 302
+        token = httpx2.post(base + "/oauth/token", timeout=60, data={
+            "grant_type": "authorization_code", "code": "nope", "client_id": reg.json()["client_id"],
+            "redirect_uri": REDIRECT, "code_verifier": "x" * 50})
+        assert token.status_code == 400
+        assert thread.is_alive() and not peer.finished.is_set()  # all of that while the document still trickled
+    thread.join(60)
+
+
+def test_registration_and_state_are_bounded(oauth_live, settings):
+    from accounts.models import OAuthAuthorization, OAuthClient
+    from accounts.oauth import MAX_REDIRECT_URIS, MAX_STATE_LENGTH
+
+    base = settings.BASE_URL
+    many = [f"https://app.example.com/cb/{i}" for i in range(MAX_REDIRECT_URIS + 1)]
+    refused = httpx2.post(base + "/oauth/register", timeout=30, json={
+        "client_name": "many", "redirect_uris": many, "token_endpoint_auth_method": "none"})
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri"
+    huge = httpx2.post(base + "/oauth/register", timeout=30, json={
+        "client_name": "big", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", "x": "y" * 100_000})
+    assert huge.status_code == 413
+    assert not OAuthClient.objects.exists()
+
+    reg = httpx2.post(base + "/oauth/register", timeout=30, json={
+        "client_name": "ok", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}).json()
+    _, challenge = _pkce()
+    params = {"client_id": reg["client_id"], "redirect_uri": REDIRECT, "response_type": "code",
+              "code_challenge": challenge}
+    long_state = httpx2.post(base + "/oauth/authorize", timeout=30, data={**params, "state": "s" * (MAX_STATE_LENGTH + 1)})
+    assert long_state.status_code == 400 and long_state.json()["error"] == "invalid_request"
+    assert not OAuthAuthorization.objects.exists()
+    ok = httpx2.get(base + "/oauth/authorize", timeout=30, params={**params, "state": "s" * MAX_STATE_LENGTH})
+    assert ok.status_code == 302
+
+
+def test_authorize_is_rate_limited_per_address(oauth_live, settings):
+    settings.OAUTH_REQUESTS_PER_MINUTE = 3
+    reg = httpx2.post(settings.BASE_URL + "/oauth/register", timeout=30, json={
+        "client_name": "ok", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}).json()
+    _, challenge = _pkce()
+    params = {"client_id": reg["client_id"], "redirect_uri": REDIRECT, "response_type": "code",
+              "code_challenge": challenge}
+    codes = [httpx2.get(settings.BASE_URL + "/oauth/authorize", timeout=30, params=params).status_code
+             for _ in range(4)]
+    assert codes == [302, 302, 302, 429]
