@@ -318,6 +318,11 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Webhook deliveries have a lane of their own: the `webhooks` queue, consumed by its own workers (Procfile
+# `webhooks`, compose `webhooks`, a second worker under `manage.py serve`), so slow receivers never hold the
+# workers that send campaigns, ingest replies and provision. Everything else is on the default `celery` queue.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
 BROKER_DIR = DATA_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -546,6 +551,8 @@ WEBHOOK_TIMEOUT_SECONDS = float(env("WEBHOOK_TIMEOUT_SECONDS", "10"))
 WEBHOOK_RETRY_HOURS = env_int("WEBHOOK_RETRY_HOURS", 24)
 WEBHOOK_RETRY_BASE_SECONDS = env_int("WEBHOOK_RETRY_BASE_SECONDS", 30)
 WEBHOOK_LEASE_SECONDS = env_int("WEBHOOK_LEASE_SECONDS", 60)
+# A delivery is queued once at a time; the sweep queues it again only after this long (a message the broker lost).
+WEBHOOK_QUEUED_STALE_SECONDS = env_int("WEBHOOK_QUEUED_STALE_SECONDS", 3600)
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.tasks.sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}
 WEBHOOK_RETENTION_DAYS = env_int("WEBHOOK_RETENTION_DAYS", 30)  # events and their delivery log are kept this long
 CELERY_BEAT_SCHEDULE["webhooks-purge"] = {"task": "webhooks.tasks.purge", "schedule": 3600.0}

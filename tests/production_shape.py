@@ -109,6 +109,7 @@ class Cluster:
             "web2": f"export PORT={self.ports[1]}; exec {web}",
             "worker1": f"exec {pf['worker']} --hostname worker1-{self.dbname}@%h",
             "worker2": f"exec {pf['worker']} --hostname worker2-{self.dbname}@%h",
+            "webhooks": f"exec {pf['webhooks']} --hostname webhooks-{self.dbname}@%h",
             "beat": f"exec {pf['beat']}",
         }
 
@@ -143,7 +144,7 @@ class Cluster:
             conn.execute(f'CREATE DATABASE "{self.dbname}"')
         subprocess.run(["bash", "-c", self.commands["release"] + " -v0"], cwd=str(ROOT), env=self.env, check=True,
                        timeout=600)
-        for name in ("web1", "web2", "worker1", "worker2", "beat"):
+        for name in ("web1", "web2", "worker1", "worker2", "webhooks", "beat"):
             self.spawn(name)
         deadline = time.monotonic() + 180
         for port in self.ports:

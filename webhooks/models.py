@@ -26,6 +26,9 @@ class WebhookEndpoint(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     failing_since = models.DateTimeField(null=True, blank=True)
     disabled_at = models.DateTimeField(null=True, blank=True)
+    # One delivery at a time per endpoint: the worker sending to it holds this lease (a slow receiver holds one
+    # worker, not all of them); a worker that died leaves it to expire.
+    busy_until = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     deleted_at = models.DateTimeField(null=True, blank=True)
@@ -53,6 +56,10 @@ class WebhookDelivery(models.Model):
     next_attempt_at = models.DateTimeField(default=timezone.now)
     retry_until = models.DateTimeField(help_text="No retry after this (WEBHOOK_RETRY_HOURS after creation or replay).")
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # Queued: a task message for this delivery is in the broker since this time (None: none is). A delivery is
+    # queued at most once at a time; the sweep queues it again only once this is older than
+    # WEBHOOK_QUEUED_STALE_SECONDS (a message the broker lost).
+    queued_at = models.DateTimeField(null=True, blank=True)
     last_status_code = models.PositiveIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=300, blank=True, default="")
     last_latency_ms = models.PositiveIntegerField(null=True, blank=True)

@@ -5,8 +5,14 @@ Signatures follow Standard Webhooks: headers `webhook-id` (the delivery id, the 
 "{id}.{timestamp}.{body}">` under the base64 secret after `whsec_`; during the 24 hours after a rotation the
 old secret signs too, space-separated). Requests go through core.outbound: no loopback/private/link-local
 address unless WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 (loopback alone: WEBHOOKS_ALLOW_LOOPBACK, on by default in
-sandbox mode), no redirects, WEBHOOK_TIMEOUT_SECONDS, capped body.
+sandbox mode), no redirects, WEBHOOK_TIMEOUT_SECONDS for the whole attempt (a receiver trickling its answer is
+cut off there), capped body.
 Delivery order per endpoint is not promised; a receiver deduplicates by `webhook-id`.
+
+Lanes: delivery tasks run on their own Celery queue (`webhooks`, its own workers), so receivers never hold the
+workers that send campaigns or ingest replies. A delivery is queued at most once at a time (`queued_at`); one
+endpoint gets one attempt at a time (its `busy_until` lease), so a slow receiver holds one webhook worker; after
+an attempt the worker queues that endpoint's next due delivery, and the sweep queues at most one per endpoint.
 """
 
 from __future__ import annotations
@@ -221,18 +227,36 @@ def _jsonable(data) -> dict:
 
 
 def _enqueue(delivery_ids: list[str]) -> None:
+    """Send the task messages of deliveries already marked queued (`queued_at` set by whoever chose them)."""
     from webhooks import tasks
 
     for delivery_id in delivery_ids:
         try:
             tasks.deliver.delay(delivery_id)
         except Exception:  # noqa: BLE001 - the row is durable; the sweep sends it if the broker is down
+            WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
             logger.warning("webhooks: could not queue %s; the sweep will send it", delivery_id, exc_info=True)
 
 
-def _new_delivery(endpoint: WebhookEndpoint, event: WebhookEvent) -> WebhookDelivery:
+def _queued_stale(now):
+    """A delivery queued before this is taken for lost by the broker and may be queued again."""
+    return now - timedelta(seconds=_setting("WEBHOOK_QUEUED_STALE_SECONDS", 3600))
+
+
+def _not_queued(now) -> Q:
+    return Q(queued_at__isnull=True) | Q(queued_at__lt=_queued_stale(now))
+
+
+def _mark_queued(delivery_id: str) -> bool:
+    """Mark one delivery queued unless it already is (a fresh mark); True if this caller must send its message."""
     now = timezone.now()
-    return WebhookDelivery(id=new_id("msg_"), endpoint=endpoint, event=event, next_attempt_at=now,
+    return WebhookDelivery.objects.filter(_not_queued(now), pk=delivery_id,
+                                          status=WebhookDelivery.Status.PENDING).update(queued_at=now) == 1
+
+
+def _new_delivery(endpoint: WebhookEndpoint, event: WebhookEvent) -> WebhookDelivery:
+    now = timezone.now()  # queued_at: its message is sent when the creating transaction commits
+    return WebhookDelivery(id=new_id("msg_"), endpoint=endpoint, event=event, next_attempt_at=now, queued_at=now,
                            retry_until=now + timedelta(hours=_setting("WEBHOOK_RETRY_HOURS", 24)))
 
 
@@ -281,7 +305,8 @@ def delivery_replay(*, delivery: WebhookDelivery) -> WebhookDelivery:
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
         status=WebhookDelivery.Status.PENDING, next_attempt_at=now, claimed_until=None,
         retry_until=now + timedelta(hours=_setting("WEBHOOK_RETRY_HOURS", 24)))
-    transaction.on_commit(lambda: _enqueue([delivery.pk]))
+    if _mark_queued(delivery.pk):  # already queued: that message sends it
+        transaction.on_commit(lambda: _enqueue([delivery.pk]))
     delivery.refresh_from_db()
     return delivery
 
@@ -293,14 +318,33 @@ def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=min(base * 2 ** max(attempts - 1, 0), 7200))
 
 
-def _claim(delivery_id: str) -> bool:
+def _claimable(now) -> Q:
+    return (Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)) & Q(
+        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now,
+        endpoint__status=WebhookEndpoint.Status.ACTIVE, endpoint__deleted_at__isnull=True)
+
+
+def _claim(delivery_id: str) -> str | None:
+    """Take the delivery and its endpoint for one attempt: None when taken, else why not ("not_due": not due,
+    or held by another worker; "busy": another delivery to the same endpoint is under way, and that worker
+    queues this one next). A message that does not lead to an attempt leaves the delivery unqueued."""
     now = timezone.now()
     lease = now + timedelta(seconds=_setting("WEBHOOK_LEASE_SECONDS", 60))
-    return WebhookDelivery.objects.filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now),
-        pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now,
-        endpoint__status=WebhookEndpoint.Status.ACTIVE, endpoint__deleted_at__isnull=True,
-    ).update(claimed_until=lease, attempts=F("attempts") + 1) == 1
+    endpoint_id = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).values_list(
+        "endpoint_id", flat=True).first()
+    if endpoint_id is None:
+        WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
+        return "not_due"
+    if not WebhookEndpoint.objects.filter(Q(busy_until__isnull=True) | Q(busy_until__lt=now),
+                                          pk=endpoint_id).update(busy_until=lease):
+        WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
+        return "busy"
+    if WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).update(
+            claimed_until=lease, queued_at=None, attempts=F("attempts") + 1) != 1:
+        WebhookEndpoint.objects.filter(pk=endpoint_id, busy_until=lease).update(busy_until=None)
+        WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
+        return "not_due"
+    return None
 
 
 def body_of(event: WebhookEvent) -> bytes:
@@ -312,8 +356,9 @@ def delivery_attempt(*, delivery_id: str) -> str:
     """One attempt, if the delivery is due and not held by another worker. Returns the outcome."""
     from core import outbound
 
-    if not _claim(delivery_id):
-        return "not_due"
+    refused = _claim(delivery_id)
+    if refused:
+        return refused
     d = WebhookDelivery.objects.select_related("endpoint", "event").get(pk=delivery_id)
     endpoint = d.endpoint
     body = body_of(d.event)
@@ -334,7 +379,14 @@ def delivery_attempt(*, delivery_id: str) -> str:
     except outbound.OutboundError as exc:
         error = str(exc)[:300]
         latency = int((time.monotonic() - started) * 1000)
-    return _record(d, code=code, error=error, latency=latency)
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong is recorded; the delivery never hangs unexplained
+        logger.exception("webhooks: attempt of %s failed", d.pk)
+        error = f"{type(exc).__name__}: {exc}"[:300]
+        latency = int((time.monotonic() - started) * 1000)
+    try:
+        return _record(d, code=code, error=error, latency=latency)
+    finally:
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(busy_until=None)
 
 
 def _record(d: WebhookDelivery, *, code, error: str, latency) -> str:
@@ -358,12 +410,44 @@ def _record(d: WebhookDelivery, *, code, error: str, latency) -> str:
 
 
 def deliveries_due(limit: int = 500) -> list[str]:
-    """Deliveries to attempt now: due, and not held (a lease left by a worker that died has expired)."""
+    """Deliveries to queue now, at most one per endpoint (the oldest due): due, not held (a lease left by a
+    worker that died has expired), not already queued (unless queued so long ago that the message was lost), to
+    an endpoint no worker is sending to. An endpoint's other due deliveries follow one by one after each attempt
+    (`delivery_next`), so the queue holds at most one of each endpoint's retries however long it was down."""
     now = timezone.now()
-    return list(WebhookDelivery.objects.filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now),
-        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now,
-    ).order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
+    rows = WebhookDelivery.objects.filter(
+        _claimable(now), _not_queued(now),
+        Q(endpoint__busy_until__isnull=True) | Q(endpoint__busy_until__lt=now),
+    ).order_by("next_attempt_at").values_list("pk", "endpoint_id")[:limit * 20]
+    # an endpoint with a delivery in the queue already gets its next one from the worker that runs it
+    seen = set(WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING,
+                                              queued_at__gte=_queued_stale(now)).values_list("endpoint_id", flat=True))
+    out = []
+    for pk, endpoint_id in rows:
+        if endpoint_id not in seen:
+            seen.add(endpoint_id)
+            out.append(pk)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def deliveries_queue_due(limit: int = 500) -> list[str]:
+    """The sweep's pick (`deliveries_due`), each marked queued; returns those whose message the caller sends."""
+    return [pk for pk in deliveries_due(limit) if _mark_queued(pk)]
+
+
+def delivery_next(*, delivery_id: str) -> str | None:
+    """After an attempt: the same endpoint's oldest due delivery, marked queued, for the caller to send."""
+    endpoint_id = WebhookDelivery.objects.filter(pk=delivery_id).values_list("endpoint_id", flat=True).first()
+    if endpoint_id is None:
+        return None
+    now = timezone.now()
+    for pk in WebhookDelivery.objects.filter(_claimable(now), _not_queued(now), endpoint_id=endpoint_id).order_by(
+            "next_attempt_at").values_list("pk", flat=True)[:5]:
+        if _mark_queued(pk):
+            return pk
+    return None
 
 
 def endpoints_disable_failing() -> int:

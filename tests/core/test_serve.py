@@ -116,7 +116,7 @@ def test_serve_runs_every_child_and_sigterm_leaves_no_orphans(instance):
         status, ready = get(f"http://127.0.0.1:{port}/readyz")
         assert status == 200 and ready["checks"] == {"database": "ok", "broker": "ok", "configuration": "ok"}
         kids = children_of(proc.pid)
-        assert len(kids) == 3  # web, worker, beat
+        assert len(kids) == 4  # web, worker, the webhooks worker, beat
         # The worker consumes from the broker (filesystem:// or Redis): enqueue from another process.
         token = f"t{port}"
         subprocess.run([sys.executable, "manage.py", "shell", "-c", f"from core.tasks import ping; ping.delay({token!r})"],

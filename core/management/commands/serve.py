@@ -1,6 +1,7 @@
 """`manage.py serve`: the whole service in the foreground, as supervised child processes.
 
-Children: the ASGI web server (API, MCP, console), a Celery worker, Celery beat, and in sandbox mode the
+Children: the ASGI web server (API, MCP, console), a Celery worker, a Celery worker for the `webhooks` queue
+(deliveries have their own lane), Celery beat, and in sandbox mode the
 inbound SMTP listener. A child that exits on its own is started again after a pause that doubles with each exit
 in a row (1 s, 2 s, 4 s ... at most 30 s; a child that ran for a minute starts again at 1 s), each logged; one that
 exits within a minute of starting six times in a row is broken (a port in use, a bad setting), and serve then
@@ -82,7 +83,10 @@ def child_commands() -> dict[str, list[str]]:
                 *web_options()],
         "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
                    "--concurrency", os.environ.get("WORKER_CONCURRENCY", "4"), "--without-gossip", "--without-mingle",
-                   "--hostname", f"worker-{os.getpid()}@%h"],
+                   "--hostname", f"worker-{os.getpid()}@%h", "--queues", "celery"],
+        "webhooks": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
+                     "--concurrency", os.environ.get("WEBHOOK_WORKER_CONCURRENCY", "4"), "--without-gossip",
+                     "--without-mingle", "--hostname", f"webhooks-{os.getpid()}@%h", "--queues", "webhooks"],
         "beat": [py, "-m", "celery", "-A", "config", "beat", "--loglevel", TASK_LOG_LEVEL,
                  "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"],
     }
@@ -113,7 +117,7 @@ class Command(BaseCommand):
     help = "Run the web server, worker(s), scheduler and sandbox SMTP listener in the foreground."
 
     def add_arguments(self, parser):
-        parser.add_argument("--only", help="comma-separated subset of: web,worker,beat,smtp")
+        parser.add_argument("--only", help="comma-separated subset of: web,worker,webhooks,beat,smtp")
 
     def handle(self, *args, **opts):
         from config.celery import ensure_broker_dirs
