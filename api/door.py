@@ -21,6 +21,7 @@ import contextvars
 import logging
 import threading
 import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
@@ -213,6 +214,8 @@ async def _disconnected(receive) -> None:
 # --- the REST verbs -----------------------------------------------------------------------------------------
 _verb_routes: dict[tuple[str, str], object] | None = None
 _verb_pool: ThreadPoolExecutor | None = None
+_settle_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 _allowed_hosts: dict[bytes, bool] = {}
 _allow: dict[str, str] = {}
 _thread = threading.local()
@@ -263,8 +266,23 @@ def verb_route(scope):
 def _pool() -> ThreadPoolExecutor:
     global _verb_pool
     if _verb_pool is None:
-        _verb_pool = ThreadPoolExecutor(max(1, settings.API_THREADS), thread_name_prefix="api")
+        with _pool_lock:
+            if _verb_pool is None:
+                _verb_pool = ThreadPoolExecutor(max(1, settings.API_THREADS), thread_name_prefix="api")
     return _verb_pool
+
+
+def _settlements() -> ThreadPoolExecutor:
+    """The threads that settle answered calls (API_SETTLE_THREADS), apart from the verbs' FIFO pool, so a
+    settlement never waits behind a burst of new calls (on the verbs' pool, a 300-call burst left over a hundred
+    answered calls unsettled at once; a process killed then lost them all). The API threads help: each runs the
+    waiting settlements before it starts new work (`_call`)."""
+    global _settle_pool
+    if _settle_pool is None:
+        with _pool_lock:
+            if _settle_pool is None:
+                _settle_pool = ThreadPoolExecutor(max(1, settings.API_SETTLE_THREADS), thread_name_prefix="api-settle")
+    return _settle_pool
 
 
 def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
@@ -287,9 +305,11 @@ def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
 
 
 def close_threads() -> None:
-    """The verb threads: connections closed, threads stopped (a new pool starts on the next call)."""
-    global _verb_pool
+    """The verb and settlement threads: connections closed, threads stopped (new pools start on the next call)."""
+    global _verb_pool, _settle_pool
     pool, _verb_pool = _verb_pool, None
+    shutdown_pool(pool)
+    pool, _settle_pool = _settle_pool, None
     shutdown_pool(pool)
 
 
@@ -313,9 +333,39 @@ def _db_end() -> None:
 def _call(fn, args, kwargs):
     _db_begin()
     try:
+        if _waiting_settlements:
+            _settle_waiting()  # settlements of answered calls go ahead of new work
         return fn(*args, **kwargs)
     finally:
         _db_end()
+
+
+# Settlements of answered calls waiting for a thread: (context, settlement, loop, future the loop awaits).
+_waiting_settlements: deque = deque()
+
+
+def _done(future: asyncio.Future, exc: BaseException | None) -> None:
+    if not future.done():
+        if exc is None:
+            future.set_result(None)
+        else:
+            future.set_exception(exc)
+
+
+def _settle_waiting() -> None:
+    """Run every waiting settlement (on a settlement thread, or an API thread before it starts new work)."""
+    while True:
+        try:
+            context, fn, loop, future = _waiting_settlements.popleft()
+        except IndexError:
+            return
+        exc = None
+        try:
+            context.run(fn)
+        except Exception as error:  # noqa: BLE001 - the settlement logs its own failures; the drain sees it done
+            exc = error
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for it any more
+            loop.call_soon_threadsafe(_done, future, exc)
 
 
 async def run_in_api_thread(fn, *args, **kwargs):
@@ -370,10 +420,14 @@ _background: set[asyncio.Future] = set()
 
 
 def _settle_in_background(fn) -> None:
-    """Run `fn` (a settlement, sync) on an API thread, in the background."""
-    future = asyncio.ensure_future(run_in_api_thread(fn))
+    """Run `fn` (a settlement, sync) in the background, ahead of new work: a settlement thread takes it, or an
+    API thread about to start a verb call, whichever comes first."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
     _background.add(future)
     future.add_done_callback(_background.discard)
+    _waiting_settlements.append((contextvars.copy_context(), fn, loop, future))
+    _settlements().submit(_call, _settle_waiting, (), {})
 
 
 def _after_send(response) -> None:

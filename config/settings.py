@@ -607,6 +607,9 @@ LLM_KEY_CACHE_SECONDS = API_KEY_CACHE_SECONDS
 # connection (SQLite) between calls; API_FAST_DOOR=0 sends every REST call through Django's handler instead.
 API_FAST_DOOR = env_bool("API_FAST_DOOR", True)
 API_THREADS = env_int("API_THREADS", 16)  # below DATABASE_POOL_MAX: each running verb may hold a connection
+# Threads per web process that settle answered calls (SETTLE_AFTER_RESPONSE), apart from the verbs' threads so a
+# settlement never queues behind new calls; each may hold a database connection too.
+API_SETTLE_THREADS = env_int("API_SETTLE_THREADS", 2)
 # Threads running the LLM routes' database steps when served by llmproxy.asgi (SQLite: always 1, it has one writer).
 LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
 # PostgreSQL: the LLM door's hold and settle statements commit with synchronous_commit off (for those
