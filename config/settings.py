@@ -35,6 +35,11 @@ def env_bool(name: str, default: bool) -> bool:
 # --- CONTRACT section 1 -----------------------------------------------------------------------------
 HOST = env("HOST", "127.0.0.1")
 PORT = env_int("PORT", 8000)
+# The proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated addresses or networks; uvicorn's
+# --forwarded-allow-ips in every start command): loopback by default. Per-address rate limits use the address they
+# name; from any other peer the headers are ignored. Set it to the load balancer's addresses; never "*" where clients
+# can reach the web server directly.
+FORWARDED_ALLOW_IPS = env("FORWARDED_ALLOW_IPS", "127.0.0.1")
 DATA_DIR = Path(env("DATA_DIR", str(BASE_DIR / "var"))).resolve()
 SANDBOX = env_bool("SANDBOX", True)
 DATABASE_URL = env("DATABASE_URL", f"sqlite:///{DATA_DIR / 'db.sqlite3'}")

@@ -79,8 +79,10 @@ def child_commands() -> dict[str, list[str]]:
     py = sys.executable
     manage = str(settings.BASE_DIR / "manage.py")
     cmds = {
+        # X-Forwarded-For/-Proto are believed only from FORWARDED_ALLOW_IPS (default loopback): per-address rate
+        # limits see the real client behind a trusted proxy, and a client cannot pick its own address.
         "web": [py, "-m", "uvicorn", "config.asgi:application", "--host", settings.HOST, "--port", str(settings.PORT),
-                *web_options()],
+                *web_options(), "--proxy-headers", "--forwarded-allow-ips", settings.FORWARDED_ALLOW_IPS],
         "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
                    "--concurrency", os.environ.get("WORKER_CONCURRENCY", "4"), "--without-gossip", "--without-mingle",
                    "--hostname", f"worker-{os.getpid()}@%h", "--queues", "celery"],
