@@ -5,12 +5,17 @@ Hostile but well-formed JSON is a 400 `invalid_request` naming the field, never 
 - `NaN`, `Infinity`, `-Infinity` (not JSON, though Python's parser takes them) and numbers beyond the float
   range such as `1e400` (they would become infinity);
 - integers outside the signed 64-bit range (no column or upstream can hold them);
-- a NUL character in any string or key (PostgreSQL's text and jsonb cannot store it).
+- a NUL character in any string or key (PostgreSQL's text and jsonb cannot store it);
+- a lone UTF-16 surrogate (`"\ud800"` unpaired) in any string or key: not a character, it cannot be encoded as
+  UTF-8 (for the idempotency record's hash, the database, an upstream);
+- more than MAX_KEYS keys in one object (a body of a million unknown keys was parsed, checked and listed back in
+  a 29 MB error).
 `check_json_value` applies the same rules to an already-parsed value (the MCP door's tool arguments).
 """
 
 import json
 import math
+import re
 
 from rest_framework.parsers import BaseParser
 
@@ -18,6 +23,11 @@ from core.errors import InvalidRequest, UnsupportedMediaType
 
 MAX_DEPTH = 64
 INT_MAX = 2**63 - 1
+MAX_KEYS = 1000  # keys in one object
+MAX_BODY_KEYS = 100_000  # keys in the whole body, counted before parsing ("...": is one per key)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # a body that spells a surrogate (paired or not)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads pairs a valid pair into one character
+SURROGATE_MESSAGE = "Must not contain a lone UTF-16 surrogate (\\ud800-\\udfff unpaired)."
 
 
 def is_json_content_type(content_type: str | None) -> bool:
@@ -58,7 +68,7 @@ def _render(node) -> str:
     return path
 
 
-def check_json_value(data) -> None:
+def check_json_value(data, *, surrogates: bool = True) -> None:
     """Raise InvalidRequest (with the field path) for any hostile shape listed in the module docstring.
     Iterative: a value nested beyond any recursion limit is walked without recursing. A field's path is only
     spelled out for a field that has a problem (building one for every value was most of the walk's cost)."""
@@ -70,8 +80,14 @@ def check_json_value(data) -> None:
             if depth >= MAX_DEPTH:
                 fields.setdefault(_render(node) or "body", []).append(f"Nested too deeply (at most {MAX_DEPTH} levels).")
                 continue
+            if isinstance(value, dict) and len(value) > MAX_KEYS:
+                fields.setdefault(_render(node) or "body", []).append(f"At most {MAX_KEYS} keys in one object.")
+                continue
             items = value.items() if isinstance(value, dict) else enumerate(value)
             for key, item in items:
+                if surrogates and isinstance(key, str) and _LONE_SURROGATE.search(key):
+                    fields.setdefault(_render(node) or "body", []).append("Keys: " + SURROGATE_MESSAGE)
+                    continue
                 if isinstance(key, str) and "\x00" in key:
                     fields.setdefault(_render((node, key)).replace("\x00", "\\u0000"), []).append(
                         "Keys must not contain NUL (\\u0000) characters.")
@@ -79,6 +95,8 @@ def check_json_value(data) -> None:
                 stack.append(((node, key), item, depth + 1))
         else:
             problem = _problem(value)
+            if problem is None and surrogates and type(value) is str and _LONE_SURROGATE.search(value):
+                problem = SURROGATE_MESSAGE
             if problem:
                 fields.setdefault(_render(node) or "body", []).append(problem)
     if fields:
@@ -91,6 +109,9 @@ def parse_json_object(body: bytes, content_type: str | None) -> dict:
         return {}
     if not is_json_content_type(content_type):
         raise UnsupportedMediaType()
+    if body.count(b'":') > MAX_BODY_KEYS:  # refused before the parse pays for them
+        raise InvalidRequest(f"The body has too many keys (at most {MAX_KEYS} in one object).",
+                             details={"fields": {"body": [f"At most {MAX_KEYS} keys in one object."]}})
     try:
         data = json.loads(body)
     except RecursionError as exc:
@@ -100,7 +121,8 @@ def parse_json_object(body: bytes, content_type: str | None) -> dict:
         raise InvalidRequest(f"Malformed JSON body: {exc}") from exc
     if not isinstance(data, dict):
         raise InvalidRequest("The body must be a JSON object.")
-    check_json_value(data)
+    # strings are only searched for lone surrogates when the body spells one (\\udXXX): the common body costs nothing
+    check_json_value(data, surrogates=bool(_SURROGATE_ESCAPE.search(body)))
     return data
 
 

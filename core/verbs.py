@@ -96,6 +96,18 @@ def product_verbs() -> list[Verb]:
 
 
 # --- input validation -------------------------------------------------------------------------------
+MAX_LISTED_FIELDS = 20  # an error lists at most this many unknown fields (and says how many more there were)
+
+
+def unknown_fields(names) -> dict:
+    """The error details of unknown fields: the first MAX_LISTED_FIELDS by name, then a count of the rest."""
+    names = sorted(names)
+    out = {name: ["Unknown field."] for name in names[:MAX_LISTED_FIELDS]}
+    if len(names) > MAX_LISTED_FIELDS:
+        out["..."] = [f"{len(names) - MAX_LISTED_FIELDS} more unknown fields."]
+    return out
+
+
 class StrictSerializer(serializers.Serializer):
     """A request body serializer that refuses unknown fields (CONTRACT section 2)."""
 
@@ -103,7 +115,7 @@ class StrictSerializer(serializers.Serializer):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+                raise serializers.ValidationError(unknown_fields(unknown))
             # DRF reads "٥" or "５" as 5 (int() and float() accept any Unicode digit): numbers are ASCII
             non_ascii = sorted(name for name, f in self.fields.items()
                                if isinstance(f, serializers.IntegerField | serializers.FloatField
@@ -118,7 +130,7 @@ class StrictSerializer(serializers.Serializer):
 def validate(verb: Verb, raw: dict) -> dict:
     if verb.input is None:
         if raw:
-            raise errors.InvalidRequest(details={"fields": {k: ["Unknown field."] for k in raw}})
+            raise errors.InvalidRequest(details={"fields": unknown_fields(raw)})
         return {}
     ser = verb.input(data=raw)
     if not ser.is_valid():

@@ -226,3 +226,28 @@ def test_numbers_in_non_ascii_digits_are_400_on_every_verb(api, verb, path, digi
     fields = _errors(resp)
     normalized = {re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", k) for k in fields}
     assert label in normalized, (label, fields)
+
+
+# --- bounded work for hostile bodies -------------------------------------------------------------------------
+def test_lone_surrogates_and_key_floods_are_cheap_400s(api):
+    """A lone UTF-16 surrogate (with an Idempotency-Key too, whose hash needs UTF-8), a million unknown keys, and
+    1,001 unknown keys: each a 400 envelope; an error lists at most 20 unknown fields."""
+    import json as _json
+
+    from core.verbs import MAX_LISTED_FIELDS
+
+    for body, headers in [(b'{"email": "\\ud800"}', {}), (b'{"email": "\\ud800"}', {"Idempotency-Key": "k-sur"}),
+                          (b'{"\\udc00": 1}', {})]:
+        r = api.post("/v1/verify_email", raw=body, headers=headers)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", r.content
+    llm = b'{"model": "sandbox/echo", "messages": [{"role": "user", "content": "\\ud800"}]}'
+    for path in ("/v1/llm/chat", "/v1/llm/chat/completions"):
+        r = api.post(path, raw=llm)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", (path, r.content)
+    flood = _json.dumps({f"k{i}": 1 for i in range(1_000_000)}).encode()
+    r = api.post("/v1/verify_email", raw=flood)
+    assert r.status_code == 400 and len(r.content) < 2000
+    many = _json.dumps({"email": "a@b.example", **{f"k{i}": 1 for i in range(500)}}).encode()
+    r = api.post("/v1/verify_email", raw=many)
+    fields = r.json()["error"]["details"]["fields"]
+    assert r.status_code == 400 and len(fields) == MAX_LISTED_FIELDS + 1 and "480 more" in fields["..."][0]
