@@ -32,6 +32,7 @@ from accounts.models import (
     Workspace,
 )
 from core import errors
+from core.outbound import host_valid
 
 ACCESS_PREFIX = "service_at_"
 REFRESH_PREFIX = "service_rt_"
@@ -136,7 +137,7 @@ def _metadata_document_url_ok(url: str, allow_private: bool) -> bool:
     if parts.scheme != "https" and not (allow_private and parts.scheme == "http"):
         return False
     segments = parts.path.split("/")
-    return bool(parts.hostname) and parts.path not in ("", "/") and not parts.fragment \
+    return host_valid(parts.hostname) and parts.path not in ("", "/") and not parts.fragment \
         and parts.username is None and parts.password is None and "." not in segments and ".." not in segments
 
 

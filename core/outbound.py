@@ -25,6 +25,7 @@ import contextlib
 import contextvars
 import ipaddress
 import json
+import re
 import socket
 import time
 from dataclasses import dataclass
@@ -67,6 +68,30 @@ def address_allowed(ip: str, *, allow_private: bool, allow_loopback: bool = Fals
     if allow_loopback and addr.is_loopback:
         return True
     return addr.is_global and not addr.is_multicast
+
+
+_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+
+
+def host_valid(host: str | None) -> bool:
+    """A host a URL may name: an IP address literal (IPv6 without brackets here), or a DNS name of non-empty
+    labels (letters, digits, hyphens; IDNA for others) whose last label is not all digits, so a dotted number that
+    is not a plain IPv4 address (`0177.0.0.1`, `1.2.3`) or a name with an empty label (`a..b`) is refused."""
+    if not host:
+        return False
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    name = host[:-1] if host.endswith(".") else host
+    try:
+        name = name.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        return False
+    labels = name.split(".")
+    return (len(name) <= 253 and all(_LABEL.match(label) for label in labels)
+            and not labels[-1].isdigit())
 
 
 @contextlib.contextmanager
@@ -134,7 +159,7 @@ class _Backend(httpcore.SyncBackend):
             infos = future.result(timeout=wait)
         except concurrent.futures.TimeoutError as exc:
             raise httpcore.ConnectTimeout(f"resolving {host} took longer than the call's deadline") from exc
-        except OSError as exc:
+        except (OSError, UnicodeError, ValueError) as exc:  # UnicodeError: a name with an empty label (a..b)
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
         addresses = list(dict.fromkeys(info[4][0] for info in infos))
         refused = [a for a in addresses
@@ -253,6 +278,8 @@ def request(method: str, url: str, *, timeout: float, max_bytes: int, allow_priv
         raise OutboundError(f"not a valid URL: {exc}", kind="refused") from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise OutboundError(f"not an http(s) URL: {url}", kind="refused")
+    if not host_valid(parsed.host):
+        raise OutboundError(f"not a valid host name: {parsed.host}", kind="refused")
     started = time.monotonic()
     try:
         with client(timeout=timeout, allow_private=allow_private, allow_loopback=allow_loopback) as http:

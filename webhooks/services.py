@@ -38,6 +38,7 @@ from django.utils import timezone
 from accounts.models import Membership, User, Workspace
 from core import errors
 from core.ids import new_id
+from core.outbound import host_valid
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 logger = logging.getLogger("webhooks")
@@ -116,6 +117,9 @@ def _url_check(url: str) -> str:
     if parts.scheme not in ("https", "http") or not host or parts.username or parts.password or len(url) > 2000:
         raise errors.InvalidRequest("url must be an http(s) URL without credentials.",
                                     details={"fields": {"url": ["must be an http(s) URL"]}})
+    if not host_valid(host):
+        raise errors.InvalidRequest(f"url's host {host!r} is not a valid host name or IP address.",
+                                    details={"fields": {"url": ["invalid host"]}})
     try:
         literal = ipaddress.ip_address(host)
     except ValueError:

@@ -542,3 +542,13 @@ def test_authorize_is_rate_limited_per_address(oauth_live, settings):
     codes = [httpx2.get(settings.BASE_URL + "/oauth/authorize", timeout=30, params=params).status_code
              for _ in range(4)]
     assert codes == [302, 302, 302, 429]
+
+
+@pytest.mark.parametrize("client_id", ["http://0177.0.0.1:9443/client.json", "http://a..b/client.json",
+                                       "https://a..b/client.json"])
+def test_an_invalid_host_as_client_id_is_a_400_json_error(oauth_live, settings, client_id):
+    settings.OAUTH_ALLOW_PRIVATE_NETWORKS = True  # http allowed: only the host is wrong
+    _, challenge = _pkce()
+    r = httpx2.get(settings.BASE_URL + "/oauth/authorize", timeout=30, params={
+        "client_id": client_id, "redirect_uri": REDIRECT, "response_type": "code", "code_challenge": challenge})
+    assert r.status_code == 400 and r.json()["error"] in ("invalid_request", "invalid_client"), r.text

@@ -109,3 +109,19 @@ def test_deliveries_have_their_own_queue_and_workers():
     assert cmds["worker"][cmds["worker"].index("--queues") + 1] == "celery"
     pf = procfile()
     assert pf["webhooks"].endswith("-Q webhooks") and pf["worker"].endswith("-Q celery")
+
+
+@pytest.mark.parametrize("url", ["http://0177.0.0.1:9443/hook", "http://a..b/hook", "https://1.2.3/hook"])
+def test_an_invalid_host_is_refused_and_a_delivery_that_cannot_be_made_records_why(settings, queued, url):
+    from core import errors
+
+    settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = True
+    workspace, _, _ = make_workspace()
+    with pytest.raises(errors.InvalidRequest):
+        services.endpoint_create(workspace=workspace, url=url, events=["*"])
+    # one stored before hosts were checked: its attempts record the refusal instead of hanging pending
+    endpoint, _ = services.endpoint_create(workspace=workspace, url="http://127.0.0.1:9/hook", events=["*"])
+    type(endpoint).objects.filter(pk=endpoint.pk).update(url=url)
+    emit(workspace)
+    assert services.delivery_attempt(delivery_id=queued[0]) == "retrying"
+    assert "not a valid" in WebhookDelivery.objects.get(pk=queued[0]).last_error
