@@ -25,6 +25,7 @@ import base64
 import binascii
 import concurrent.futures
 import threading
+from functools import partial
 from typing import Any
 from urllib.parse import unquote
 
@@ -227,6 +228,17 @@ class HashedSecretAuthenticator(ClientAuthenticator):
     async def authenticate_request(self, request: Request) -> OAuthClientInformationFull:
         form = await request.form()
         client_id = form.get("client_id")
+        header = request.headers.get("Authorization", "")
+        basic_id = basic_secret = None
+        if header.startswith("Basic "):
+            try:
+                basic_id, _, basic_secret = base64.b64decode(header[6:]).decode().partition(":")
+            except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
+                raise AuthenticationError("Invalid Basic authentication header") from exc
+            basic_id, basic_secret = unquote(basic_id), unquote(basic_secret)
+            if client_id and basic_id != client_id:
+                raise AuthenticationError("Client ID mismatch in Basic auth")
+            client_id = client_id or basic_id  # RFC 6749 2.3.1: the client may authenticate by Basic alone
         if not isinstance(client_id, str) or not client_id:
             raise AuthenticationError("Missing client_id")
         row = await client_row(client_id)
@@ -235,16 +247,9 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         method = row.token_endpoint_auth_method
         secret = None
         if method == "client_secret_basic":
-            header = request.headers.get("Authorization", "")
-            if not header.startswith("Basic "):
+            if basic_id is None:
                 raise AuthenticationError("Missing or invalid Basic authentication in Authorization header")
-            try:
-                basic_id, _, secret = base64.b64decode(header[6:]).decode().partition(":")
-            except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
-                raise AuthenticationError("Invalid Basic authentication header") from exc
-            if unquote(basic_id) != client_id:
-                raise AuthenticationError("Client ID mismatch in Basic auth")
-            secret = unquote(secret)
+            secret = basic_secret
         elif method == "client_secret_post":
             value = form.get("client_secret")
             secret = value if isinstance(value, str) else None
@@ -253,6 +258,36 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         if not oauth.client_secret_ok(client=row, secret=secret):
             raise AuthenticationError("Invalid client_secret")
         return client_info(row)
+
+
+class Revocation(RevocationHandler):
+    """RFC 7009 revocation. The SDK's handler requires a `client_secret` field in the form, so a public client
+    (no secret) or one authenticating by Basic alone was refused; here the form needs only `token` (and
+    `token_type_hint`, optional; an unknown hint is ignored, as section 2.1 allows)."""
+
+    async def handle(self, request: Request):
+        from starlette.responses import JSONResponse, Response
+
+        try:
+            client = await self.client_authenticator.authenticate_request(request)
+        except AuthenticationError as exc:
+            return JSONResponse({"error": "unauthorized_client", "error_description": exc.message}, status_code=401)
+        form = await request.form()
+        token = form.get("token")
+        if not isinstance(token, str) or not token:
+            return JSONResponse({"error": "invalid_request", "error_description": "token is required"},
+                                status_code=400)
+        loaders = [self.provider.load_access_token, partial(self.provider.load_refresh_token, client)]
+        if form.get("token_type_hint") == "refresh_token":
+            loaders.reverse()
+        found = None
+        for loader in loaders:
+            found = await loader(token)
+            if found is not None:
+                break
+        if found is not None and found.client_id == client.client_id:
+            await self.provider.revoke_token(found)
+        return Response(status_code=200, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
 
 class Throttle:
@@ -349,6 +384,6 @@ def routes() -> list[Route]:
             what="client registrations").handle), REGISTRATION_MAX_BYTES), ["POST", "OPTIONS"]),
               methods=["POST", "OPTIONS"]),
         Route(REVOKE_PATH, endpoint=_cors(_limited(request_response(_throttled(
-            RevocationHandler(provider, authenticator), "revoke", "revocation requests"))), ["POST", "OPTIONS"]),
+            Revocation(provider, authenticator), "revoke", "revocation requests"))), ["POST", "OPTIONS"]),
               methods=["POST", "OPTIONS"]),
     ]

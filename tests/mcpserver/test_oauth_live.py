@@ -552,3 +552,42 @@ def test_an_invalid_host_as_client_id_is_a_400_json_error(oauth_live, settings, 
     r = httpx2.get(settings.BASE_URL + "/oauth/authorize", timeout=30, params={
         "client_id": client_id, "redirect_uri": REDIRECT, "response_type": "code", "code_challenge": challenge})
     assert r.status_code == 400 and r.json()["error"] in ("invalid_request", "invalid_client"), r.text
+
+
+def _public_client_tokens(base, owner, workspace, client_id):
+    from django.test import Client as DjangoClient
+
+    verifier, challenge = _pkce()
+    start = httpx2.get(base + "/oauth/authorize", timeout=10, params={
+        "client_id": client_id, "redirect_uri": REDIRECT, "response_type": "code", "code_challenge": challenge,
+        "code_challenge_method": "S256"})
+    browser = DjangoClient()
+    browser.force_login(owner)
+    answer = browser.post(urlsplit(start.headers["location"]).path, {
+        "workspace": str(workspace.pk), "scopes": ["campaign:launch"], "decision": "allow"})
+    code = parse_qs(urlsplit(answer["Location"]).query)["code"][0]
+    good = httpx2.post(base + "/oauth/token", timeout=10, data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "client_id": client_id,
+        "code_verifier": verifier})
+    assert good.status_code == 200, good.text
+    return good.json()
+
+
+def test_a_public_client_revokes_without_a_secret_and_by_basic_alone(oauth_live, settings):
+    base = settings.BASE_URL
+    workspace, owner, _ = make_workspace(email="pub@example.com", name="Pub")
+    client_id = httpx2.post(base + "/oauth/register", timeout=10, json={
+        "client_name": "public", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}).json()["client_id"]
+
+    tokens = _public_client_tokens(base, owner, workspace, client_id)
+    r = httpx2.post(base + "/oauth/revoke", timeout=10, data={"token": tokens["refresh_token"], "client_id": client_id})
+    assert r.status_code == 200, r.text
+    assert bearer_post(oauth_live.url, tokens["access_token"], INIT).status_code == 401
+
+    tokens = _public_client_tokens(base, owner, workspace, client_id)
+    basic = base64.b64encode(f"{client_id}:".encode()).decode()
+    r = httpx2.post(base + "/oauth/revoke", timeout=10, data={"token": tokens["access_token"]},
+                    headers={"Authorization": f"Basic {basic}"})
+    assert r.status_code == 200, r.text
+    assert bearer_post(oauth_live.url, tokens["access_token"], INIT).status_code == 401
+    assert OAuthGrant.objects.filter(revoked_at__isnull=True).count() == 0
