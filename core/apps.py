@@ -12,4 +12,7 @@ class CoreConfig(AppConfig):
 
         autodiscover_modules("verbs")
 
-        from core import checks  # noqa: F401 - registers the deployment checks (`manage.py check --deploy`)
+        # checks registers the deployment checks (`manage.py check --deploy`)
+        from core import checks, logfilters  # noqa: F401
+
+        logfilters.install()  # no OAuth code or state in the web server's access log
