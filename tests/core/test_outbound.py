@@ -95,3 +95,30 @@ def test_every_client_keeps_the_deadline():
                 with http.stream("GET", peer.url + "/x", timeout=1.0) as resp:
                     resp.read()
         assert not peer.finished.is_set()
+
+
+def test_the_llm_upstream_keeps_a_total_deadline(monkeypatch):
+    """The LLM door's own aiohttp path and its sync client: a provider trickling its answer is cut off at
+    LLM_UPSTREAM_TOTAL_SECONDS, not after each 300-second wait for bytes."""
+    import asyncio
+
+    import httpx
+
+    from llmproxy import upstream
+    from llmproxy.catalog import Model
+    from tests.slowloris import Trickler
+
+    monkeypatch.setattr(upstream, "TOTAL_SECONDS", 1.0)
+    with Trickler() as peer:
+        model = Model(id="t/slow", upstream_base_url=peer.url + "/v1", upstream_model="slow", api_key_env="",
+                      price_per_1k_micros=1)
+
+        async def call():
+            return await upstream.fetch(model, b"{}", "req_test", pooled=False)
+
+        with pytest.raises(upstream.UNREACHABLE):
+            asyncio.run(call())
+        with outbound.client(**{**upstream._client_kwargs(model), "total": 1.0}) as http:
+            with pytest.raises(httpx.TimeoutException):
+                http.post(model.chat_url, content=b"{}")
+        assert not peer.finished.is_set()
