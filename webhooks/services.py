@@ -425,7 +425,8 @@ def deliveries_due(limit: int = 500) -> list[str]:
     ).order_by("next_attempt_at").values_list("pk", "endpoint_id")[:limit * 20]
     # an endpoint with a delivery in the queue already gets its next one from the worker that runs it
     seen = set(WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING,
-                                              queued_at__gte=_queued_stale(now)).values_list("endpoint_id", flat=True))
+                                              queued_at__gte=_queued_stale(now))
+               .order_by().values_list("endpoint_id", flat=True).distinct())
     out = []
     for pk, endpoint_id in rows:
         if endpoint_id not in seen:
