@@ -20,6 +20,7 @@ from datetime import date, timedelta
 import httpx
 from django.conf import settings
 
+from core import outbound
 from sending.providers.base import ProviderError
 from sending.providers.google_workspace import delegated_token
 
@@ -65,7 +66,8 @@ def spam_rate(domain: str, *, today: date | None = None, days: int = 7) -> float
     url = f"{settings.POSTMASTER_TOOLS_URL.rstrip('/')}/v2/domains/{domain}/domainStats:query"
     values: list[float] = []
     try:
-        with httpx.Client(transport=Postmaster.transport, timeout=settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS) as c:
+        with outbound.client(transport=Postmaster.transport, timeout=float(settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS),
+                             allow_private=True) as c:  # each request within the timeout, whole call
             page = None
             for _ in range(20):  # bounded paging
                 response = c.post(url, json={**body, **({"pageToken": page} if page else {})},

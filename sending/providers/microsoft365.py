@@ -49,6 +49,7 @@ from urllib.parse import quote
 import httpx
 from django.conf import settings
 
+from core import outbound
 from sending.providers.base import (
     ACTIVE,
     FAILED,
@@ -108,7 +109,8 @@ def app_token(*, scope: str, transport=None) -> tuple[str, float]:
     form = {"client_id": settings.MICROSOFT365_CLIENT_ID, "client_secret": settings.MICROSOFT365_CLIENT_SECRET,
             "grant_type": "client_credentials", "scope": scope}
     try:
-        with httpx.Client(transport=transport, timeout=settings.MICROSOFT365_TIMEOUT_SECONDS) as client:
+        with outbound.client(transport=transport, timeout=float(settings.MICROSOFT365_TIMEOUT_SECONDS),
+                             allow_private=True) as client:
             response = client.post(token_url(), data=form)
     except httpx.HTTPError as exc:
         raise ProviderError(f"Microsoft's token endpoint is unreachable: {exc}", permanent=False) from exc
@@ -216,7 +218,8 @@ class Microsoft365Provider(SendingProvider):
         token, _ = app_token(scope=GRAPH_SCOPE, transport=self._transport)
         url = settings.MICROSOFT365_GRAPH_URL.rstrip("/") + path
         try:
-            with httpx.Client(transport=self._transport, timeout=settings.MICROSOFT365_TIMEOUT_SECONDS) as c:
+            with outbound.client(transport=self._transport, timeout=float(settings.MICROSOFT365_TIMEOUT_SECONDS),
+                                 allow_private=True) as c:
                 response = c.request(method, url, json=json_body, params=params,
                                      headers={"Authorization": f"Bearer {token}", **(headers or {})})
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
