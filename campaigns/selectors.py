@@ -146,6 +146,12 @@ def campaign_mailboxes(campaign: Campaign) -> list:
     return list(campaign.mailboxes.order_by("email"))
 
 
+def campaign_sends_in_flight(campaign: Campaign) -> int:
+    """Messages of the campaign already handed to SMTP and not finished: a pause does not stop these (they go out
+    within the SMTP conversation's time), so the pause answer says how many there are."""
+    return SentMessage.objects.filter(campaign=campaign, state=SentMessage.State.SENDING).count()
+
+
 def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = None) -> tuple:
     """(next_send_at, waiting_reason) of CONTRACT 4.10b.
 

@@ -599,6 +599,9 @@ class CampaignStateOut(serializers.Serializer):
     paused_at = serializers.DateTimeField(allow_null=True)
     next_send_at = serializers.DateTimeField(allow_null=True)
     waiting_reason = serializers.ChoiceField(choices=WAITING_REASONS, allow_null=True)
+    sends_in_flight = serializers.IntegerField(help_text=(
+        "Messages already handed to SMTP when the call answered: a pause does not stop these, they finish (within "
+        "the SMTP conversation's time, usually well under a second). 0 means nothing more leaves."))
 
 
 def _state_result(campaign) -> dict:
@@ -606,7 +609,8 @@ def _state_result(campaign) -> dict:
 
     next_send_at, reason = selectors.campaign_schedule(campaign)
     return {"campaign_id": str(campaign.pk), "state": campaign.state, "paused_at": campaign.paused_at,
-            "next_send_at": next_send_at, "waiting_reason": reason}
+            "next_send_at": next_send_at, "waiting_reason": reason,
+            "sends_in_flight": selectors.campaign_sends_in_flight(campaign)}
 
 
 def run_pause(ctx, *, campaign_id) -> Outcome:

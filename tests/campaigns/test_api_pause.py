@@ -162,3 +162,16 @@ def test_scheduler_skips_paused_campaign_leads_without_starving_others(api, owne
     stats = scheduler.tick(dispatch=scheduler.run_inline, limit=1)
     assert stats["dispatched"] == 1
     assert [m["Subject"] for m in sink_messages(settings)] == ["b"]
+
+
+def test_pause_says_how_many_messages_are_already_in_smtp(launched, api):
+    """A message already handed to SMTP finishes after the pause answered: the answer counts them."""
+    campaign, _ = launched
+    cid = str(campaign.pk)
+    lead = CampaignLead.objects.filter(campaign=campaign).first()
+    SentMessage.objects.create(workspace=campaign.workspace, campaign=campaign, campaign_lead=lead, step_index=0,
+                               message_id="in-flight@test", to_email=lead.email, state=SentMessage.State.SENDING)
+    result = pause(api, cid).json()["result"]
+    assert result["state"] == "paused" and result["sends_in_flight"] == 1
+    SentMessage.objects.filter(message_id="in-flight@test").update(state=SentMessage.State.SENT)
+    assert pause(api, cid).json()["result"]["sends_in_flight"] == 0
