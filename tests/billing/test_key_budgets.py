@@ -1,0 +1,165 @@
+"""Key budgets (CONTRACT 4.12): the limit is checked in the statement that places the hold; holds count until
+they settle, refunds give back; periods roll over at midnight UTC (the clock injected with time-machine)."""
+
+import json
+from datetime import UTC, datetime
+from io import StringIO
+
+import pytest
+import time_machine
+from django.core.management import call_command
+from django.db.models import Sum
+
+from accounts.models import ApiKey
+from billing import services as billing
+from billing.models import CreditAccount, Hold, KeyBudget, LedgerEntry, RequestRecord
+from core.money import credits
+
+pytestmark = pytest.mark.django_db
+
+
+def _key(workspace):
+    return ApiKey.objects.get(workspace=workspace)
+
+
+def test_call_within_the_limit_passes_and_one_past_it_is_402_with_details(api, workspace):
+    key = _key(workspace)
+    with time_machine.travel(datetime(2026, 3, 10, 15, 0, tzinfo=UTC), tick=False):
+        billing.key_limits_set(api_key=key, daily=credits(10))
+        assert api.post("/v1/test_echo", {"charge": "6"}).status_code == 200
+        r = api.post("/v1/test_echo", {"charge": "5"})
+    assert r.status_code == 402
+    err = r.json()["error"]
+    assert err["code"] == "key_budget_exceeded"
+    assert err["details"] == {"period": "day", "limit": "10", "spent": "6", "resets_at": "2026-03-11T00:00:00Z"}
+    record = RequestRecord.objects.get(pk=err["request_id"])
+    assert record.status == "failed" and record.credits_charged_micros == 0
+    assert record.error["code"] == "key_budget_exceeded"
+    account = CreditAccount.objects.get(pk=workspace.pk)
+    assert account.balance_micros == credits(294) and account.reserved_micros == 0
+    assert not Hold.objects.filter(request_id=err["request_id"]).exists()
+
+
+def test_monthly_limit_and_holds_count_until_settled(api, workspace):
+    key = _key(workspace)
+    with time_machine.travel(datetime(2026, 3, 31, 12, 0, tzinfo=UTC), tick=False):
+        billing.key_limits_set(api_key=key, monthly=credits(20))
+        # holds 15, charges 4: the 11 not captured are given back
+        assert api.post("/v1/test_echo", {"hold": "15", "charge": "4"}).status_code == 200
+        assert KeyBudget.objects.get(pk=key.pk).month_micros == credits(4)
+        assert api.post("/v1/test_echo", {"hold": "16", "charge": "1"}).status_code == 200
+        r = api.post("/v1/test_echo", {"hold": "16", "charge": "1"})
+        assert r.status_code == 402
+        assert r.json()["error"]["details"] == {"period": "month", "limit": "20", "spent": "5",
+                                                "resets_at": "2026-04-01T00:00:00Z"}
+
+
+def test_period_rolls_over_at_midnight_utc(api, workspace):
+    key = _key(workspace)
+    with time_machine.travel(datetime(2026, 5, 1, 23, 59, 59, tzinfo=UTC), tick=False) as clock:
+        billing.key_limits_set(api_key=key, daily=credits(5))
+        assert api.post("/v1/test_echo", {"charge": "5"}).status_code == 200
+        assert api.post("/v1/test_echo", {"charge": "1"}).json()["error"]["code"] == "key_budget_exceeded"
+        clock.move_to(datetime(2026, 5, 2, 0, 0, 0, tzinfo=UTC))
+        assert api.post("/v1/test_echo", {"charge": "5"}).status_code == 200
+        view = billing.key_budget_view(api_key=key)
+        assert view["day"] == {"limit": "5", "spent": "5", "remaining": "0", "resets_at": "2026-05-03T00:00:00Z"}
+        assert view["month"] is None
+
+
+def test_a_hold_from_yesterday_settling_today_gives_nothing_back_to_today(workspace):
+    key = _key(workspace)
+    with time_machine.travel(datetime(2026, 5, 1, 23, 59, 0, tzinfo=UTC), tick=False) as clock:
+        billing.key_limits_set(api_key=key, daily=credits(10))
+        hold = billing.hold_place(workspace=workspace, amount=credits(8), request_id="r1", api_key=key)
+        assert hold.budget_key_id == key.pk
+        clock.move_to(datetime(2026, 5, 2, 0, 0, 1, tzinfo=UTC))
+        h2 = billing.hold_place(workspace=workspace, amount=credits(9), request_id="r2", api_key=key)
+        billing.hold_settle(hold=hold, charge=credits(1))
+        budget = KeyBudget.objects.get(pk=key.pk)
+        assert budget.day_micros == credits(9)  # today's counter untouched by yesterday's hold
+        assert budget.month_micros == credits(1 + 9)  # same month: 7 given back
+        billing.hold_release(hold=h2)
+        assert KeyBudget.objects.get(pk=key.pk).day_micros == 0
+
+
+def test_refund_gives_back_to_the_budget(workspace):
+    key = _key(workspace)
+    billing.key_limits_set(api_key=key, daily=credits(10))
+    hold = billing.hold_place(workspace=workspace, amount=credits(8), request_id="req_x", api_key=key)
+    billing.hold_settle(hold=hold, charge=credits(8))
+    assert KeyBudget.objects.get(pk=key.pk).day_micros == credits(8)
+    billing.credits_refund(workspace=workspace, amount=credits(3), request_id="req_x", verb="test")
+    assert KeyBudget.objects.get(pk=key.pk).day_micros == credits(5)
+
+
+def test_limit_set_mid_day_counts_what_was_already_spent(api, workspace):
+    key = _key(workspace)
+    assert api.post("/v1/test_echo", {"charge": "7"}).status_code == 200
+    billing.key_limits_set(api_key=key, daily=credits(10))
+    assert KeyBudget.objects.get(pk=key.pk).day_micros == credits(7)
+    assert api.post("/v1/test_echo", {"charge": "4"}).json()["error"]["code"] == "key_budget_exceeded"
+    assert api.post("/v1/test_echo", {"charge": "3"}).status_code == 200
+
+
+def test_other_keys_and_insufficient_credits_unchanged(api, workspace, make_api):
+    key = _key(workspace)
+    billing.key_limits_set(api_key=key, daily=credits(1000))
+    r = api.post("/v1/test_echo", {"charge": "301"})
+    assert r.json()["error"]["code"] == "insufficient_credits"
+    assert KeyBudget.objects.get(pk=key.pk).day_micros == 0  # the refused hold was not counted
+    billing.key_limits_set(api_key=key, daily=credits(1))
+    assert api.post("/v1/test_echo", {"charge": "2"}).json()["error"]["code"] == "key_budget_exceeded"
+
+
+def test_free_calls_pass_an_exhausted_budget(api, workspace):
+    billing.key_limits_set(api_key=_key(workspace), daily=0)
+    assert api.post("/v1/test_echo", {}).status_code == 200
+    assert api.post("/v1/test_echo", {"charge": "0.000001"}).json()["error"]["code"] == "key_budget_exceeded"
+
+
+def test_key_limits_command(workspace):
+    key = _key(workspace)
+    out = StringIO()
+    call_command("key_limits", str(key.pk), "--daily", "12.5", "--monthly", "100", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["key_id"] == str(key.pk) and data["daily_limit"] == "12.5" and data["monthly_limit"] == "100"
+    assert data["limits"]["day"]["remaining"] == "12.5"
+    out = StringIO()
+    call_command("key_limits", str(key.pk), "--daily", "none", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["daily_limit"] is None and data["monthly_limit"] == "100" and data["limits"]["day"] is None
+
+
+def test_ledger_equals_balance_after_budget_refusals(api, workspace):
+    billing.key_limits_set(api_key=_key(workspace), daily=credits(3))
+    for _ in range(5):
+        api.post("/v1/test_echo", {"charge": "1"})
+    account = CreditAccount.objects.get(pk=workspace.pk)
+    assert LedgerEntry.objects.filter(account=account).aggregate(s=Sum("amount_micros"))["s"] == account.balance_micros
+    assert account.balance_micros == credits(297)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_100_threads_against_a_small_limit_never_overspend(workspace, settings):
+    """Real threads race `execute` (PostgreSQL: 40 concurrent transactions on one budget row and one account)."""
+    from django.db import connections
+
+    from tests.billing.test_race import _race
+
+    settings.RATE_LIMIT_PER_MINUTE = 10_000
+    key = _key(workspace)
+    billing.key_limits_set(api_key=key, daily=credits(100), monthly=credits(1000))
+    results = _race(key.pk, {"hold": "5", "charge": "3"}, 100)
+    ok = [r for r in results if r.status == 200]
+    refused = [r for r in results if r.status != 200]
+    assert all(r.data["error"]["code"] == "key_budget_exceeded" for r in refused)
+    budget = KeyBudget.objects.get(pk=key.pk)
+    assert budget.day_micros == budget.month_micros == credits(3) * len(ok) <= credits(100)
+    assert len(ok) >= 20  # at least 100 / 5 holds fit at once
+    failed = RequestRecord.objects.filter(api_key=key, status="failed")
+    assert failed.count() == len(refused) and not failed.exclude(credits_charged_micros=0).exists()
+    account = CreditAccount.objects.get(pk=workspace.pk)
+    assert account.reserved_micros == 0 and account.balance_micros == credits(300) - credits(3) * len(ok)
+    assert LedgerEntry.objects.filter(account=account).aggregate(s=Sum("amount_micros"))["s"] == account.balance_micros
+    connections.close_all()
