@@ -193,7 +193,7 @@ def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False, api_
         if len(statements) == 1:
             cursor.execute(statements[0], params)
             available, key, *counts = cursor.fetchone()
-            budget = Budget(key, *counts) if key is not None else None
+            budget = Budget(api_key_id, *counts) if key is not None else None
             if available is not None and budget is not None:
                 hold.budget_key_id = api_key_id
             return Reservation(None if available is None else int(available), budget)
@@ -207,7 +207,7 @@ def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False, api_
             cursor.execute(lock, params)
             row = cursor.fetchone()
             if row is not None:
-                budget = Budget(*row)
+                budget = Budget(api_key_id, *row[1:])
                 cursor.execute(count, params)
                 if cursor.rowcount != 1:
                     return Reservation(None, budget)

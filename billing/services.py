@@ -18,6 +18,7 @@ from django.utils import timezone
 from accounts.models import Workspace
 from billing import ledger_sql
 from billing.models import CreditAccount, Hold, IdempotencyRecord, KeyBudget, LedgerEntry, RequestRecord
+from billing.selectors import _iso, key_budget_view, period_resets_at
 from billing.signals import key_budget_alert
 from core import errors
 from core.money import credits, format_credits
@@ -173,20 +174,6 @@ def _reserve(*, workspace: Workspace, amount: int, request_id: str, record: dict
 
 # --- key budgets (CONTRACT 4.12) ---------------------------------------------------------------------
 WARNING_SHARE = (4, 5)  # key.budget_warning at 80% of a limit
-
-
-def period_resets_at(period: str, now) -> datetime:
-    """When the UTC `period` ("day" | "month") holding `now` ends."""
-    day, month = ledger_sql.periods(now)
-    if period == "day":
-        end = day + timedelta(days=1)
-    else:
-        end = (month + timedelta(days=32)).replace(day=1)
-    return datetime(end.year, end.month, end.day, tzinfo=UTC)
-
-
-def _iso(when: datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def key_budget_exceeded(*, budget, period: str, now) -> errors.KeyBudgetExceeded:
@@ -538,27 +525,6 @@ def _budget_open(*, api_key, now) -> KeyBudget:
         "day": day, "day_micros": spent_day + held_day, "month": month, "month_micros": spent_month + held_month,
         "updated_at": now})
     return KeyBudget.objects.select_for_update().get(pk=budget.pk)
-
-
-def key_budget_view(*, api_key, now=None) -> dict:
-    """`GET /v1/usage` `key.limits`: per period, the limit, what is spent (held included), what remains and when
-    it resets; null for a period without a limit."""
-    now = now or timezone.now()
-    budget = KeyBudget.objects.filter(pk=api_key.pk).first()
-    day, month = ledger_sql.periods(now)
-    out = {"day": None, "month": None}
-    if budget is None:
-        return out
-    for period, limit, current, start, spent in (
-            ("day", budget.daily_limit_micros, day, budget.day, budget.day_micros),
-            ("month", budget.monthly_limit_micros, month, budget.month, budget.month_micros)):
-        if limit is None:
-            continue
-        spent = spent if start == current else 0
-        out[period] = {"limit": format_credits(limit), "spent": format_credits(spent),
-                       "remaining": format_credits(max(0, limit - spent)),
-                       "resets_at": _iso(period_resets_at(period, now))}
-    return out
 
 
 def key_settings(*, api_key) -> dict:

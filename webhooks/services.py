@@ -41,6 +41,7 @@ EVENT_TYPES = [
     "operation.updated",
     "approval.requested", "approval.decided", "mailbox.needs_reconnect", "balance.low",
     "mailbox.health_changed", "domain.health_changed",
+    "key.budget_warning", "key.budget_exceeded",
 ]
 TEST_EVENT = "webhook.test"
 MAX_ENDPOINTS = 20

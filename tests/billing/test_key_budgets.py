@@ -163,3 +163,51 @@ def test_100_threads_against_a_small_limit_never_overspend(workspace, settings):
     assert account.reserved_micros == 0 and account.balance_micros == credits(300) - credits(3) * len(ok)
     assert LedgerEntry.objects.filter(account=account).aggregate(s=Sum("amount_micros"))["s"] == account.balance_micros
     connections.close_all()
+
+
+def test_usage_shows_the_calling_key_and_spend_by_key(api, workspace, make_api):
+    key = _key(workspace)
+    with time_machine.travel(datetime(2026, 7, 15, 8, 0, tzinfo=UTC), tick=False):
+        billing.key_limits_set(api_key=key, daily=credits(10), monthly=credits(100))
+        assert api.post("/v1/test_echo", {"hold": "5", "charge": "2.5"}).status_code == 200
+        body = api.get("/v1/usage").json()
+    assert body["key"] == {"key_id": str(key.pk), "name": key.name, "limits": {
+        "day": {"limit": "10", "spent": "2.5", "remaining": "7.5", "resets_at": "2026-07-16T00:00:00Z"},
+        "month": {"limit": "100", "spent": "2.5", "remaining": "97.5", "resets_at": "2026-08-01T00:00:00Z"}}}
+    assert body["by_key"] == [{"key_id": str(key.pk), "name": key.name, "kind": "api_key", "calls": 1,
+                               "credits_charged": "2.5"}]
+
+
+def test_warning_at_80_percent_and_exceeded_once_per_period_with_email(api, workspace, owner, settings,
+                                                                     django_capture_on_commit_callbacks, monkeypatch,
+                                                                     mailoutbox):
+    from webhooks import services as webhooks
+    from webhooks.models import WebhookEvent
+
+    settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = True
+    settings.BASE_URL = "https://svc.example"
+    monkeypatch.setattr(webhooks, "_enqueue", lambda ids: None)  # (delivery is the webhooks tests' business)
+    webhooks.endpoint_create(workspace=workspace, url="http://127.0.0.1:9/hooks", events=["*"])
+    key = _key(workspace)
+
+    def post(charge):
+        with django_capture_on_commit_callbacks(execute=True):
+            return api.post("/v1/test_echo", {"charge": charge})
+
+    with time_machine.travel(datetime(2026, 7, 15, 8, 0, tzinfo=UTC), tick=False) as clock:
+        billing.key_limits_set(api_key=key, daily=credits(10))
+        post("7")
+        assert not WebhookEvent.objects.filter(type__startswith="key.").exists()
+        post("1")  # 8 of 10: the warning
+        post("1")  # no second warning
+        assert post("5").status_code == 402  # refused: exceeded
+        assert post("5").status_code == 402  # once per period
+        events = list(WebhookEvent.objects.filter(type__startswith="key.").order_by("created_at"))
+        assert [e.type for e in events] == ["key.budget_warning", "key.budget_exceeded"]
+        assert events[0].data["period"] == "day" and events[0].data["spent"] == "8"
+        assert events[0].data["limits_url"] == f"https://svc.example/console/keys/?limits={key.pk}#limits-{key.pk}"
+        assert len(mailoutbox) == 1 and "80%" in mailoutbox[0].subject and mailoutbox[0].to == [owner.email]
+        assert f"https://svc.example/console/keys/?limits={key.pk}#limits-{key.pk}" in mailoutbox[0].body
+        clock.move_to(datetime(2026, 7, 16, 0, 0, 1, tzinfo=UTC))  # a new day: alerts re-arm
+        post("10")  # straight to 100%: warning and exceeded
+        assert WebhookEvent.objects.filter(type__startswith="key.").count() == 4
