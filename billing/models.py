@@ -173,6 +173,22 @@ class UsageDaily(models.Model):
         constraints = [models.UniqueConstraint(fields=["workspace", "verb", "day"], name="uniq_usage_daily")]
 
 
+class UsageKeyDaily(models.Model):
+    """Calls and credits charged per API key (or OAuth connection) and UTC day of the request records'
+    `created_at`: what `GET /v1/usage` `by_key` and the console's spend-per-key chart read. Maintained by database
+    triggers on the request record table (migration 0006), as UsageDaily is; records without a key are not in it."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    api_key_id = models.UUIDField()
+    day = models.DateField()
+    calls = models.BigIntegerField(default=0)
+    charged_micros = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "daily usage rows per key"
+        constraints = [models.UniqueConstraint(fields=["api_key_id", "day"], name="uniq_usage_key_daily")]
+
+
 class IdempotencyRecord(models.Model):
     class State(models.TextChoices):
         IN_PROGRESS = "in_progress"

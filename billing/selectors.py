@@ -1,11 +1,11 @@
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import ApiKey, Workspace
 from billing import ledger_sql
-from billing.models import CreditAccount, KeyBudget, RequestRecord, UsageDaily
+from billing.models import CreditAccount, KeyBudget, RequestRecord, UsageDaily, UsageKeyDaily
 from core import errors
 from core.money import format_credits
 
@@ -63,19 +63,18 @@ def _has_grant(api_key) -> bool:
 def usage_by_key(*, workspace: Workspace, days: int = USAGE_DAYS) -> list[dict]:
     """Every key and OAuth connection of the workspace (revoked ones only if they were used in the period) with
     its calls and credits charged over the last `days` UTC days, most credits first."""
-    start = datetime.combine(usage_days_start(days), datetime.min.time(), tzinfo=UTC)
-    used = {row["api_key"]: row for row in RequestRecord.objects.filter(
-        workspace=workspace, created_at__gte=start, api_key__isnull=False).values("api_key").annotate(
-        calls=Count("id"), charged=Sum("credits_charged_micros"))}
+    used = {row["api_key_id"]: row for row in UsageKeyDaily.objects.filter(
+        workspace=workspace, day__gte=usage_days_start(days)).values("api_key_id").annotate(
+        calls=Sum("calls"), charged=Sum("charged_micros"))}
     out = []
     for key in ApiKey.objects.filter(workspace=workspace).select_related("oauth_grant").order_by("created_at"):
         row = used.get(key.pk)
-        if row is None and key.revoked_at is not None:
+        if (row is None or not row["calls"]) and key.revoked_at is not None:
             continue
         grant = key.oauth_grant if _has_grant(key) else None
         out.append({"key_id": str(key.pk), "name": grant.client_name if grant is not None else key.name,
                     "kind": "oauth_connection" if grant is not None else "api_key",
-                    "calls": row["calls"] if row else 0, "charged_micros": int(row["charged"] or 0) if row else 0})
+                    "calls": int(row["calls"]) if row else 0, "charged_micros": int(row["charged"] or 0) if row else 0})
     out.sort(key=lambda r: -r["charged_micros"])
     return [{**{k: v for k, v in r.items() if k != "charged_micros"},
              "credits_charged": format_credits(r["charged_micros"])} for r in out]
