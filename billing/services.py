@@ -19,7 +19,7 @@ from accounts.models import Workspace
 from billing import ledger_sql
 from billing.models import CreditAccount, Hold, IdempotencyRecord, KeyBudget, LedgerEntry, RequestRecord
 from billing.selectors import _iso, key_budget_view, period_resets_at
-from billing.signals import key_budget_alert
+from billing.signals import balance_charged, key_budget_alert
 from core import errors
 from core.money import credits, format_credits
 
@@ -112,8 +112,10 @@ def credits_debit(*, workspace: Workspace, amount: int, kind: str, memo: str = "
     if amount <= 0:
         raise ValueError("debit amount must be positive")
     with transaction.atomic():
-        return _post(account_id=workspace.pk, kind=kind, amount=-amount, memo=memo, request_id=request_id, verb=verb,
-                     external_ref=external_ref, require_available=True)
+        entry = _post(account_id=workspace.pk, kind=kind, amount=-amount, memo=memo, request_id=request_id,
+                      verb=verb, external_ref=external_ref, require_available=True)
+        _charged(workspace.pk, amount, account_get(workspace=workspace).available_micros)
+        return entry
 
 
 def account_get(*, workspace: Workspace) -> CreditAccount:
@@ -240,7 +242,23 @@ def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> i
     if charge > hold.amount_micros:
         return _settle_above_hold(hold=hold, charge=charge, verb=verb, memo=memo)
     with ledger_sql.atomic():
-        return _settle_within_hold(hold=hold, charge=charge, verb=verb, memo=memo)[0]
+        charged, available = _settle_within_hold(hold=hold, charge=charge, verb=verb, memo=memo)
+        _charged(hold.account_id, charged, available)
+        return charged
+
+
+def _charged(workspace_id, charged: int, available: int | None) -> None:
+    """After a settlement that charged: tell balance_charged (after commit) what the available balance is now, so
+    the low-balance alert is checked at the charge that crosses it."""
+    if charged > 0 and available is not None:
+        transaction.on_commit(lambda: _send_charged(workspace_id, available))
+
+
+def _send_charged(workspace_id, available: int) -> None:
+    try:
+        balance_charged.send(sender=CreditAccount, workspace_id=workspace_id, available=available)
+    except Exception:  # noqa: BLE001 - an alert never fails the call that was charged
+        logger.exception("could not check the low balance of %s", workspace_id)
 
 
 def _settle_within_hold(*, hold: Hold, charge: int, verb: str = "", memo: str = "", close: dict | None = None,
@@ -282,6 +300,8 @@ def _settle_above_hold(*, hold: Hold, charge: int, verb: str, memo: str) -> int:
         locked.resolved_at = timezone.now()
         locked.save(update_fields=["status", "captured_micros", "resolved_at"])
         hold.status, hold.captured_micros = locked.status, final
+        account.refresh_from_db(fields=["balance_micros", "reserved_micros"])
+        _charged(account.pk, final, account.available_micros)
         return final
 
 
@@ -403,6 +423,7 @@ def hold_settle_close(*, hold: Hold | None, charge: int, workspace: Workspace, r
             charged, available = _settle_within_hold(hold=hold, charge=charge, verb=verb, close=close,
                                                      account_id=workspace.pk, async_commit=async_commit,
                                                      writes=writes)
+            _charged(workspace.pk, charged, available)
         return charged, available
     with transaction.atomic(savepoint=False):
         if async_commit:

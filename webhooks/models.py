@@ -67,7 +67,7 @@ class WebhookDelivery(models.Model):
 
 class BalanceAlert(models.Model):
     """The workspace's low-balance threshold: `balance.low` fires once when the available balance is below
-    it (checked every scheduler tick) and re-arms when the balance is back at or above it."""
+    it (checked at every charge, and every scheduler tick as a backstop) and re-arms when the balance is back at or above it."""
 
     workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, primary_key=True, related_name="+")
     threshold_micros = models.BigIntegerField()

@@ -30,9 +30,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Membership, User, Workspace
+from billing.models import CreditAccount
 from core import errors
 from core.ids import new_id
-from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from core.money import format_credits
+from webhooks.models import BalanceAlert, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 logger = logging.getLogger("webhooks")
 
@@ -416,6 +418,7 @@ def balance_threshold_get(*, workspace: Workspace) -> int | None:
 def balance_threshold_set(*, workspace: Workspace, threshold: int | None) -> None:
     from webhooks.models import BalanceAlert
 
+    _thresholds.pop(workspace.pk, None)
     if threshold is None:
         BalanceAlert.objects.filter(workspace=workspace).delete()
         return
@@ -423,12 +426,45 @@ def balance_threshold_set(*, workspace: Workspace, threshold: int | None) -> Non
                                                                          "fired_at": None})
 
 
-def balances_check() -> int:
-    """Emit balance.low for each workspace whose available balance fell below its threshold (once)."""
-    from billing.models import CreditAccount
-    from core.money import format_credits
-    from webhooks.models import BalanceAlert
+# balance.low at the charge: each process keeps every workspace's threshold (and whether it has fired) for a few
+# seconds, so a charge above the threshold costs no query; the scheduler's balances_check stays as the backstop
+# (a threshold set meanwhile in another process, holds that are not charges, re-arming).
+THRESHOLD_CACHE_SECONDS = 5.0
+_thresholds: dict = {}  # workspace id -> (threshold micros or None, fired, monotonic deadline)
 
+
+def balance_low_check(*, workspace_id, available: int) -> bool:
+    """Right after a charge left `available` micro-credits: emit balance.low if that is below the workspace's
+    threshold and it has not fired yet (a conditional UPDATE: once, whichever process or tick gets there first)."""
+    now = time.monotonic()
+    entry = _thresholds.get(workspace_id)
+    if entry is None or entry[2] < now:
+        row = BalanceAlert.objects.filter(workspace_id=workspace_id).values_list("threshold_micros", "fired_at").first()
+        if len(_thresholds) >= 10_000:
+            _thresholds.clear()
+        entry = (row[0], row[1] is not None, now + THRESHOLD_CACHE_SECONDS) if row else (None, False,
+                                                                                           now + THRESHOLD_CACHE_SECONDS)
+        _thresholds[workspace_id] = entry
+    threshold, fired, deadline = entry
+    if threshold is None or fired or available >= threshold:
+        return False
+    _thresholds[workspace_id] = (threshold, True, deadline)
+    with transaction.atomic():
+        if not BalanceAlert.objects.filter(workspace_id=workspace_id, fired_at__isnull=True,
+                                           threshold_micros__gt=available).update(fired_at=timezone.now()):
+            return False
+        account = CreditAccount.objects.get(pk=workspace_id)
+        event_emit(workspace=workspace_id, type="balance.low", data={
+            "credits_balance": format_credits(account.balance_micros),
+            "credits_reserved": format_credits(account.reserved_micros),
+            "credits_available": format_credits(account.available_micros),
+            "threshold": format_credits(threshold)})
+    return True
+
+
+def balances_check() -> int:
+    """Emit balance.low for each workspace whose available balance fell below its threshold (once): the
+    backstop of balance_low_check, which checks at every charge."""
     fired = 0
     for alert in BalanceAlert.objects.all():
         account = CreditAccount.objects.filter(pk=alert.workspace_id).first()

@@ -211,3 +211,28 @@ def test_warning_at_80_percent_and_exceeded_once_per_period_with_email(api, work
         clock.move_to(datetime(2026, 7, 16, 0, 0, 1, tzinfo=UTC))  # a new day: alerts re-arm
         post("10")  # straight to 100%: warning and exceeded
         assert WebhookEvent.objects.filter(type__startswith="key.").count() == 4
+
+
+def test_balance_low_fires_at_the_charge_that_crosses_it_not_at_a_tick(api, workspace, settings, monkeypatch,
+                                                                       django_capture_on_commit_callbacks):
+    from webhooks import services as webhooks
+    from webhooks.models import WebhookEvent
+
+    settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = True
+    monkeypatch.setattr(webhooks, "_enqueue", lambda ids: None)
+    webhooks.endpoint_create(workspace=workspace, url="http://127.0.0.1:9/hooks", events=["balance.low"])
+    webhooks.balance_threshold_set(workspace=workspace, threshold=credits(100))
+
+    def post(body):
+        with django_capture_on_commit_callbacks(execute=True):
+            return api.post("/v1/test_echo", body)
+
+    assert post({"charge": "150"}).status_code == 200  # 150 left: above
+    assert not WebhookEvent.objects.filter(type="balance.low").exists()
+    assert post({"hold": "100", "charge": "60"}).status_code == 200  # 90 left: this charge crosses it
+    (event,) = WebhookEvent.objects.filter(type="balance.low")
+    assert event.data == {"credits_balance": "90", "credits_reserved": "0", "credits_available": "90",
+                          "threshold": "100"}
+    post({"charge": "1"})
+    assert webhooks.balances_check() == 0  # once: neither the next charge nor the tick fires it again
+    assert WebhookEvent.objects.filter(type="balance.low").count() == 1
