@@ -198,7 +198,7 @@ def _budget_rows(ws) -> list[dict]:
     for key in ApiKey.objects.filter(workspace=ws, revoked_at__isnull=True).select_related("oauth_grant").order_by(
             "created_at"):
         budget = budgets.get(key.pk)
-        view = billing_selectors.key_budget_view(api_key=key)
+        view = billing_selectors.key_budget_view(api_key=key, budget=budget)
 
         def fmt(value):
             return "" if value is None else format_credits(value)

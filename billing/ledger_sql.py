@@ -116,10 +116,6 @@ _BUDGET_COUNT = ("UPDATE {budget} SET "
                  "day_micros = (CASE WHEN day = %(day)s THEN day_micros ELSE 0 END) + %(amount)s, day = %(day)s, "
                  "month_micros = (CASE WHEN month = %(month)s THEN month_micros ELSE 0 END) + %(amount)s, "
                  "month = %(month)s WHERE api_key_id = %(bkey)s")
-# (SQLite: the same test on the counting UPDATE itself; the database's single writer makes it exact)
-_BUDGET_FITS = (" AND (daily_limit_micros IS NULL OR (CASE WHEN day = %(day)s THEN day_micros ELSE 0 END) + %(amount)s"
-                " <= daily_limit_micros) AND (monthly_limit_micros IS NULL OR (CASE WHEN month = %(month)s THEN "
-                "month_micros ELSE 0 END) + %(amount)s <= monthly_limit_micros)")
 _HOLD_INSERT_B = ("INSERT INTO {hold} (id, account_id, request_id, amount_micros, captured_micros, status, created_at, "
                   "expires_at, budget_key_id) {source}")
 
@@ -140,11 +136,19 @@ def _reserve_sql(vendor_single: bool, with_record: bool, async_commit: bool = Fa
             source=f"SELECT {_HOLD_VALUES}, (SELECT k FROM lk) FROM acct{gate}", **t) + ")")
         return ["WITH " + ", ".join(ctes) + " SELECT (SELECT avail FROM acct), k, d, m, dl, ml "
                 "FROM (SELECT 1) AS one LEFT JOIN lk ON true"]
+    # SQLite: the account's reserve refuses a passed budget by itself and says whether the key has one, so a key
+    # without limits costs no statement more; the count and the hold follow in the same transaction.
     out = [_RECORD_INSERT.format(**t)] if with_record else []
-    return out + [_BUDGET_LOCK.format(**t), _BUDGET_COUNT.format(**t) + _BUDGET_FITS, _RESERVE_UPDATE.format(**t) + _AVAILABLE,
-        _HOLD_INSERT_B.format(source=f"VALUES ({_HOLD_VALUES}, %(bkey)s)", **t),
-        "UPDATE {budget} SET day_micros = day_micros - %(amount)s, month_micros = month_micros - %(amount)s "
-        "WHERE api_key_id = %(bkey)s".format(**t)]
+    passed = (f"SELECT 1 FROM {t['budget']} WHERE api_key_id = %(bkey)s AND ((daily_limit_micros IS NOT NULL AND "
+              "(CASE WHEN day = %(day)s THEN day_micros ELSE 0 END) + %(amount)s > daily_limit_micros) OR "
+              "(monthly_limit_micros IS NOT NULL AND (CASE WHEN month = %(month)s THEN month_micros ELSE 0 END) + "
+              "%(amount)s > monthly_limit_micros))")
+    return out + [
+        _RESERVE_UPDATE.format(**t) + f" AND NOT EXISTS ({passed})" + _AVAILABLE
+        + f", EXISTS (SELECT 1 FROM {t['budget']} WHERE api_key_id = %(bkey)s)",
+        _BUDGET_LOCK.format(**t),
+        _BUDGET_COUNT.format(**t) + " RETURNING day_micros, month_micros, daily_limit_micros, monthly_limit_micros",
+        _HOLD_INSERT_B.format(source=f"VALUES ({_HOLD_VALUES}, %(bkey)s)", **t)]
 
 
 class Budget(NamedTuple):
@@ -197,31 +201,32 @@ def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False, api_
             if available is not None and budget is not None:
                 hold.budget_key_id = api_key_id
             return Reservation(None if available is None else int(available), budget)
-        *before, lock, count, update, insert, uncount = statements
+        *before, update, lock, count, insert = statements
         for sql in before:
             cursor.execute(sql, params)
         if hold.amount_micros <= 0:
             return Reservation(None, None)
-        budget = None
-        if api_key_id is not None:
-            cursor.execute(lock, params)
-            row = cursor.fetchone()
-            if row is not None:
-                budget = Budget(api_key_id, *row[1:])
-                cursor.execute(count, params)
-                if cursor.rowcount != 1:
-                    return Reservation(None, budget)
         cursor.execute(update, params)
         row = cursor.fetchone()
-        if row is None:
-            if budget is not None:
-                cursor.execute(uncount, params)  # (the same transaction: nobody saw the count)
+        if row is None:  # short, or the budget refused it: read which (the same transaction)
+            budget = None
+            if api_key_id is not None:
+                cursor.execute(lock, params)
+                found = cursor.fetchone()
+                budget = Budget(api_key_id, *found[1:]) if found is not None else None
             return Reservation(None, budget)
-        if budget is not None:
+        available, budgeted = int(row[0]), bool(row[1])
+        budget = None
+        if budgeted:
+            cursor.execute(count, params)
+            day_after, month_after, daily, monthly = cursor.fetchone()
+            amount = hold.amount_micros
+            budget = Budget(api_key_id, day_after - amount, month_after - amount, daily, monthly)
             hold.budget_key_id = api_key_id
-        params["bkey"] = params["bkey"] if budget is not None else None
+        else:
+            params["bkey"] = None
         cursor.execute(insert, params)
-        return Reservation(int(row[0]), budget)
+        return Reservation(available, budget)
 
 
 # --- ledger posts: move the account and append the entry -------------------------------------------------

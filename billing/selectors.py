@@ -80,6 +80,9 @@ def usage_by_key(*, workspace: Workspace, days: int = USAGE_DAYS) -> list[dict]:
              "credits_charged": format_credits(r["charged_micros"])} for r in out]
 
 
+KEEP_LOOKUP = object()  # key_budget_view: read the key's budget row (else the one passed, None for none)
+
+
 def period_resets_at(period: str, now) -> datetime:
     """When the UTC `period` ("day" | "month") holding `now` ends."""
     day, month = ledger_sql.periods(now)
@@ -90,15 +93,16 @@ def period_resets_at(period: str, now) -> datetime:
     return datetime(end.year, end.month, end.day, tzinfo=UTC)
 
 
-def _iso(when: datetime) -> str:
+def iso_utc(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def key_budget_view(*, api_key, now=None) -> dict:
+def key_budget_view(*, api_key, now=None, budget=KEEP_LOOKUP) -> dict:
     """`GET /v1/usage` `key.limits`: per period, the limit, what is spent (held included), what remains and when
     it resets; null for a period without a limit."""
     now = now or timezone.now()
-    budget = KeyBudget.objects.filter(pk=api_key.pk).first()
+    if budget is KEEP_LOOKUP:
+        budget = KeyBudget.objects.filter(pk=api_key.pk).first()
     day, month = ledger_sql.periods(now)
     out = {"day": None, "month": None}
     if budget is None:
@@ -111,10 +115,8 @@ def key_budget_view(*, api_key, now=None) -> dict:
         spent = spent if start == current else 0
         out[period] = {"limit": format_credits(limit), "spent": format_credits(spent),
                        "remaining": format_credits(max(0, limit - spent)),
-                       "resets_at": _iso(period_resets_at(period, now))}
+                       "resets_at": iso_utc(period_resets_at(period, now))}
     return out
-
-
 
 
 def request_get(*, workspace: Workspace, request_id: str) -> dict:

@@ -18,7 +18,7 @@ from django.utils import timezone
 from accounts.models import Workspace
 from billing import ledger_sql
 from billing.models import CreditAccount, Hold, IdempotencyRecord, KeyBudget, LedgerEntry, RequestRecord
-from billing.selectors import _iso, key_budget_view, period_resets_at
+from billing.selectors import iso_utc, key_budget_view, period_resets_at
 from billing.signals import balance_charged, key_budget_alert
 from core import errors
 from core.money import credits, format_credits
@@ -185,9 +185,9 @@ def key_budget_exceeded(*, budget, period: str, now) -> errors.KeyBudgetExceeded
     resets = period_resets_at(period, now)
     return errors.KeyBudgetExceeded(
         f"This call would pass the key's {word} spend limit of {format_credits(limit)} credits "
-        f"({format_credits(spent)} spent or held); it resets at {_iso(resets)}. Nothing was charged.",
+        f"({format_credits(spent)} spent or held); it resets at {iso_utc(resets)}. Nothing was charged.",
         details={"period": period, "limit": format_credits(limit), "spent": format_credits(spent),
-                 "resets_at": _iso(resets)})
+                 "resets_at": iso_utc(resets)})
 
 
 def _budget_crossed(*, api_key, workspace_id, budget, amount: int, now) -> None:

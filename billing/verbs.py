@@ -44,7 +44,7 @@ class UsageSerializer(serializers.Serializer):
     credits_reserved = serializers.CharField(help_text="Held by calls in flight.")
     credits_available = serializers.CharField()
     last_30_days = UsageRowSerializer(many=True)
-    key = UsageKeySerializer(help_text="The calling key's spend limits (CONTRACT 4.12).")
+    key = UsageKeySerializer(help_text="The calling key's spend limits (docs/budgets.md).")
     by_key = UsageByKeySerializer(many=True, help_text="Every key and OAuth connection of the workspace with its "
                                   "calls and credits over the last 30 days, most credits first.")
 
