@@ -232,9 +232,18 @@ def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False, api_
 # --- ledger posts: move the account and append the entry -------------------------------------------------
 # The one way the cached balance and the ledger move together (billing.services._post and the settlement
 # below both use it): one UPDATE of the account returns the balance the entry records.
+# The same UPDATE keeps balance.low's state: a debit that leaves the available balance below the account's
+# threshold marks it fired (once: only if not already), a move that leaves it at or above clears the mark (re-armed);
+# the third column says whether this very statement fired it (its own timestamp is the mark).
+_NEW_AVAILABLE = "balance_micros + %(amount)s - reserved_micros - %(reserved_delta)s"
 _MOVE = ("UPDATE {account} SET balance_micros = balance_micros + %(amount)s, "
-         "reserved_micros = reserved_micros + %(reserved_delta)s WHERE workspace_id = %(account)s{guard} "
-         "RETURNING balance_micros, reserved_micros")
+         "reserved_micros = reserved_micros + %(reserved_delta)s, "
+         "low_balance_fired_at = CASE WHEN low_balance_threshold_micros IS NULL THEN NULL "
+         f"WHEN {_NEW_AVAILABLE} >= low_balance_threshold_micros THEN NULL "
+         "WHEN low_balance_fired_at IS NULL AND %(amount)s < 0 THEN %(now)s ELSE low_balance_fired_at END "
+         "WHERE workspace_id = %(account)s{guard} "
+         "RETURNING balance_micros, reserved_micros, "
+         "(low_balance_fired_at IS NOT NULL AND low_balance_fired_at = %(now)s) AS fired")
 # A debit that must be covered by the available balance (the check constraint refuses it anyway; this makes
 # the refusal a clean "no row" instead of an IntegrityError).
 _COVERED = " AND balance_micros + %(amount)s >= reserved_micros + %(reserved_delta)s"
@@ -254,33 +263,36 @@ def _post_params(*, account_id, kind: str, amount: int, reserved_delta: int, req
 @cache
 def _post_sql_single(guard: str) -> str:
     t = _tables()
-    return ("WITH acct AS (" + _MOVE.format(guard=guard, **t) + ") "
-            + _ENTRY.format(source="SELECT " + _ENTRY_VALUES.format(balance="balance_micros") + " FROM acct", **t))
+    return ("WITH acct AS (" + _MOVE.format(guard=guard, **t) + "), e AS ("
+            + _ENTRY.format(source="SELECT " + _ENTRY_VALUES.format(balance="balance_micros") + " FROM acct", **t)
+            + ") SELECT e.id, e.balance_after_micros, acct.fired FROM e, acct")
 
 
 def _post_steps(cursor, params: dict, guard: str, *, enter: bool = True):
     """SQLite: the account UPDATE, then (if it moved and `enter`) the entry. Returns (balance, reserved, entry
-    id) or None when the guarded UPDATE moved nothing."""
+    id, fired: whether it took the balance below the low-balance threshold) or None when the guarded UPDATE moved
+    nothing."""
     t = _tables()
     cursor.execute(_MOVE.format(guard=guard, **t), params)
     row = cursor.fetchone()
     if row is None:
         return None
-    balance, reserved = row
+    balance, reserved, fired = row
     entry_id = None
     if enter:
         cursor.execute(_ENTRY.format(source="VALUES (" + _ENTRY_VALUES.format(balance="%(after)s") + ")", **t),
                        {**params, "after": balance})
         entry_id = cursor.fetchone()[0]
-    return balance, reserved, entry_id
+    return balance, reserved, entry_id, bool(fired)
 
 
 def post(*, account_id, kind: str, amount: int, reserved_delta: int = 0, require_available: bool = False,
          request_id: str = "", verb: str = "", memo: str = "", external_ref: str | None = None,
-         created_by_id=None, now) -> tuple[int, int] | None:
+         created_by_id=None, now) -> tuple[int, int, bool] | None:
     """Move the balance by `amount` (and the reserve by `reserved_delta`) and append one ledger entry, in one
     statement on PostgreSQL (inside the caller's transaction elsewhere). With `require_available`, only when
-    the available balance covers it. Returns (entry id, balance after), or None when nothing moved."""
+    the available balance covers it. Returns (entry id, balance after, whether this took the available balance
+    below the account's low-balance threshold), or None when nothing moved."""
     params = _post_params(account_id=account_id, kind=kind, amount=amount, reserved_delta=reserved_delta,
                           request_id=request_id, verb=verb, memo=memo, external_ref=external_ref,
                           created_by_id=created_by_id, now=now)
@@ -289,9 +301,9 @@ def post(*, account_id, kind: str, amount: int, reserved_delta: int = 0, require
         if _single_statement():
             cursor.execute(_post_sql_single(guard), params)
             row = cursor.fetchone()
-            return (row[0], row[1]) if row is not None else None
+            return (row[0], row[1], bool(row[2])) if row is not None else None
         moved = _post_steps(cursor, params, guard)
-        return (moved[2], moved[0]) if moved is not None else None
+        return (moved[2], moved[0], moved[3]) if moved is not None else None
 
 
 # --- settle within the hold ------------------------------------------------------------------------------
@@ -359,7 +371,7 @@ def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = 
     # `(SELECT 1 FROM nosync)` runs the set_config before the statement's result is complete.
     extra = ", (SELECT 1 FROM nosync)" if async_commit else ""
     return ("WITH " + ", ".join(ctes) + f" SELECT (SELECT count(*) FROM claim), (SELECT v FROM charged){extra}, "
-            "COALESCE((SELECT balance_micros - reserved_micros FROM acct), "
+            "COALESCE((SELECT fired FROM acct), false), COALESCE((SELECT balance_micros - reserved_micros FROM acct), "
             f"(SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s))")
 
 
@@ -396,13 +408,14 @@ def save_all(objs) -> None:
 
 
 def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb: str, memo: str,
-           close: dict | None, async_commit: bool = False, writes=()) -> tuple[bool, int, int | None]:
+           close: dict | None, async_commit: bool = False, writes=()) -> tuple[bool, int, int | None, bool]:
     """Capture `charge` (at most the hold's amount) and release the rest, once: the claim, then the same
     account move and ledger entry as `post` (no entry for a release); with `close`, close the request record
     with what was charged (unless it lost the claim and the record is no longer in progress); `writes` (unsaved
     model instances: a verb's result rows, `insertable`) are inserted by the same statement (PostgreSQL) or
     transaction (elsewhere) when this settlement claims the hold (or there is none). Returns (claimed, charged,
-    available after) — available is None on SQLite without `close` (nobody reads it there)."""
+    available after, whether this charge took the available balance below the low-balance threshold) —
+    available is None on SQLite when the claim was lost and there is no `close` (nobody reads it there)."""
     rid = close["id"] if close is not None else (hold.request_id if hold is not None else "")
     params = _post_params(account_id=account_id, kind=CHARGE, amount=-charge,
                           reserved_delta=-hold.amount_micros if hold is not None else 0, request_id=rid, verb=verb,
@@ -426,8 +439,8 @@ def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb
             params.update(extra)
             cursor.execute(_settle_sql_single(close is not None, with_usage, async_commit, bodies, with_budget), params)
             row = cursor.fetchone()
-            claimed, charged, available = row[0], row[1], row[-1]
-            return bool(claimed), int(charged), available
+            claimed, charged, fired, available = row[0], row[1], row[-2], row[-1]
+            return bool(claimed), int(charged), available, bool(fired)
         settled = _settle_steps(cursor, hold, params, close is not None, with_usage)
     if settled[0] or hold is None:  # the rows commit with the charge: only the claimer writes them
         save_all(writes)
@@ -436,14 +449,14 @@ def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb
 
 def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
     t = _tables()
-    claimed, available, charged = False, None, 0
+    claimed, available, charged, fired = False, None, 0, False
     if hold is not None:
         cursor.execute(_CLAIM.format(**t), params)
         claimed = cursor.rowcount == 1
     if claimed:
         if hold.budget_key_id is not None:
             cursor.execute(_BUDGET_GIVE.format(**t).replace("LEAST(", "MIN("), params)
-        balance, reserved, _ = _post_steps(cursor, params, "", enter=params["charge"] > 0)
+        balance, reserved, _, fired = _post_steps(cursor, params, "", enter=params["charge"] > 0)
         available, charged = balance - reserved, params["charge"]
     elif hold is not None:
         cursor.execute(f"SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s", params)
@@ -456,4 +469,4 @@ def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
             cursor.execute(f"SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s",
                            params)
             available = cursor.fetchone()[0]
-    return claimed, charged, available
+    return claimed, charged, available, fired

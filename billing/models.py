@@ -19,6 +19,11 @@ class CreditAccount(models.Model):
     balance_micros = models.BigIntegerField(default=0)
     reserved_micros = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    # balance.low: the threshold (None: no alert) and when the alert fired for the current dip below it. Moved
+    # by the same UPDATE that moves the balance (billing.ledger_sql._MOVE): a charge that takes the available
+    # balance below the threshold sets it (once), any move back to or above it clears it (re-arms).
+    low_balance_threshold_micros = models.BigIntegerField(null=True, blank=True)
+    low_balance_fired_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

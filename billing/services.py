@@ -19,7 +19,7 @@ from accounts.models import Workspace
 from billing import ledger_sql
 from billing.models import CreditAccount, Hold, IdempotencyRecord, KeyBudget, LedgerEntry, RequestRecord
 from billing.selectors import iso_utc, key_budget_view, period_resets_at
-from billing.signals import balance_charged, key_budget_alert
+from billing.signals import balance_low, key_budget_alert
 from core import errors
 from core.money import credits, format_credits
 
@@ -53,7 +53,9 @@ def _post(*, account_id, kind: str, amount: int, memo: str = "", request_id: str
                              created_by_id=created_by.pk if created_by is not None else None, now=now)
     if posted is None:
         raise errors.InsufficientCredits()
-    entry_id, balance_after = posted
+    entry_id, balance_after, fired = posted
+    if fired:
+        _low_balance(account_id)
     entry = LedgerEntry(id=entry_id, account_id=account_id, kind=kind, amount_micros=amount,
                         balance_after_micros=balance_after, memo=memo[:500], request_id=request_id, verb=verb,
                         external_ref=external_ref, created_by=created_by, created_at=now)
@@ -112,10 +114,8 @@ def credits_debit(*, workspace: Workspace, amount: int, kind: str, memo: str = "
     if amount <= 0:
         raise ValueError("debit amount must be positive")
     with transaction.atomic():
-        entry = _post(account_id=workspace.pk, kind=kind, amount=-amount, memo=memo, request_id=request_id,
-                      verb=verb, external_ref=external_ref, require_available=True)
-        _charged(workspace.pk, amount, account_get(workspace=workspace).available_micros)
-        return entry
+        return _post(account_id=workspace.pk, kind=kind, amount=-amount, memo=memo, request_id=request_id,
+                     verb=verb, external_ref=external_ref, require_available=True)
 
 
 def account_get(*, workspace: Workspace) -> CreditAccount:
@@ -242,23 +242,20 @@ def hold_settle(*, hold: Hold, charge: int, verb: str = "", memo: str = "") -> i
     if charge > hold.amount_micros:
         return _settle_above_hold(hold=hold, charge=charge, verb=verb, memo=memo)
     with ledger_sql.atomic():
-        charged, available = _settle_within_hold(hold=hold, charge=charge, verb=verb, memo=memo)
-        _charged(hold.account_id, charged, available)
-        return charged
+        return _settle_within_hold(hold=hold, charge=charge, verb=verb, memo=memo)[0]
 
 
-def _charged(workspace_id, charged: int, available: int | None) -> None:
-    """After a settlement that charged: tell balance_charged (after commit) what the available balance is now, so
-    the low-balance alert is checked at the charge that crosses it."""
-    if charged > 0 and available is not None:
-        transaction.on_commit(lambda: _send_charged(workspace_id, available))
+def _low_balance(workspace_id) -> None:
+    """The statement that moved the balance took the available balance below the account's low-balance threshold
+    (and marked it fired): send balance_low once the transaction commits."""
+    transaction.on_commit(lambda: _send_low_balance(workspace_id))
 
 
-def _send_charged(workspace_id, available: int) -> None:
+def _send_low_balance(workspace_id) -> None:
     try:
-        balance_charged.send(sender=CreditAccount, workspace_id=workspace_id, available=available)
+        balance_low.send(sender=CreditAccount, workspace_id=workspace_id)
     except Exception:  # noqa: BLE001 - an alert never fails the call that was charged
-        logger.exception("could not check the low balance of %s", workspace_id)
+        logger.exception("could not send balance_low for %s", workspace_id)
 
 
 def _settle_within_hold(*, hold: Hold, charge: int, verb: str = "", memo: str = "", close: dict | None = None,
@@ -267,11 +264,13 @@ def _settle_within_hold(*, hold: Hold, charge: int, verb: str = "", memo: str = 
     PostgreSQL, a few in one transaction on SQLite (billing.ledger_sql). Returns (charged, available)."""
     now = timezone.now()
     status = Hold.Status.CAPTURED if charge > 0 else Hold.Status.RELEASED
-    claimed, charged, available = ledger_sql.settle(
+    claimed, charged, available, fired = ledger_sql.settle(
         hold=hold, account_id=hold.account_id if hold is not None else account_id, charge=charge, status=status,
         now=now, verb=verb, memo=memo, close=close, async_commit=async_commit, writes=writes)
     if claimed:
         hold.status, hold.captured_micros, hold.resolved_at = status, charge, now
+    if fired:
+        _low_balance(hold.account_id if hold is not None else account_id)
     return charged, available
 
 
@@ -300,8 +299,6 @@ def _settle_above_hold(*, hold: Hold, charge: int, verb: str, memo: str) -> int:
         locked.resolved_at = timezone.now()
         locked.save(update_fields=["status", "captured_micros", "resolved_at"])
         hold.status, hold.captured_micros = locked.status, final
-        account.refresh_from_db(fields=["balance_micros", "reserved_micros"])
-        _charged(account.pk, final, account.available_micros)
         return final
 
 
@@ -423,7 +420,6 @@ def hold_settle_close(*, hold: Hold | None, charge: int, workspace: Workspace, r
             charged, available = _settle_within_hold(hold=hold, charge=charge, verb=verb, close=close,
                                                      account_id=workspace.pk, async_commit=async_commit,
                                                      writes=writes)
-            _charged(workspace.pk, charged, available)
         return charged, available
     with transaction.atomic(savepoint=False):
         if async_commit:
@@ -560,3 +556,35 @@ def key_settings(*, api_key) -> dict:
             "daily_limit": fmt(budget.daily_limit_micros) if budget else None,
             "monthly_limit": fmt(budget.monthly_limit_micros) if budget else None,
             "limits": limits}
+
+
+# --- balance.low: the threshold lives on the account, so the statement that charges checks it ---------------
+def low_balance_threshold_get(*, workspace: Workspace) -> int | None:
+    return CreditAccount.objects.filter(pk=workspace.pk).values_list("low_balance_threshold_micros", flat=True).first()
+
+
+def low_balance_threshold_set(*, workspace: Workspace, threshold: int | None) -> None:
+    """Set (or, with None, remove) the workspace's low-balance threshold; it is armed afresh."""
+    if threshold is not None and threshold < 0:
+        raise errors.InvalidRequest("A threshold is a credit amount of zero or more.")
+    CreditAccount.objects.filter(pk=workspace.pk).update(low_balance_threshold_micros=threshold,
+                                                         low_balance_fired_at=None)
+
+
+def low_balance_sweep() -> int:
+    """The backstop of the check in every charge: mark fired (and send balance_low for) each account whose
+    available balance is below its threshold without having fired (holds of calls in flight, not yet charges,
+    or a threshold just set), and re-arm those back at or above it. Conditional UPDATEs: never twice."""
+    fired = 0
+    available = F("balance_micros") - F("reserved_micros")
+    below = CreditAccount.objects.filter(low_balance_threshold_micros__isnull=False, low_balance_fired_at__isnull=True,
+                                         low_balance_threshold_micros__gt=available)
+    for workspace_id in below.values_list("pk", flat=True)[:1000]:
+        with transaction.atomic():
+            if below.filter(pk=workspace_id).update(low_balance_fired_at=timezone.now()):
+                _low_balance(workspace_id)
+                fired += 1
+    CreditAccount.objects.filter(low_balance_fired_at__isnull=False).filter(
+        Q(low_balance_threshold_micros__isnull=True) | Q(low_balance_threshold_micros__lte=available)).update(
+        low_balance_fired_at=None)
+    return fired

@@ -5,7 +5,6 @@ from django.dispatch import Signal
 # api_key_id, key_name, kind, period ("day" | "month"), limit, spent (micro-credits), resets_at (datetime).
 key_budget_alert = Signal()
 
-# Sent after commit by the settlement that takes a workspace's available balance from at-or-above `threshold`
-# checks to below: the webhooks app compares it with the workspace's balance.low threshold at that moment.
-# Arguments: workspace_id, available_before, available_after (micro-credits).
-balance_charged = Signal()
+# Sent after commit when a charge (or the scheduler's backstop sweep) took a workspace's available balance below
+# its low-balance threshold; once until the balance is back at or above it. Arguments: workspace_id.
+balance_low = Signal()

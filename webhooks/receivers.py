@@ -8,7 +8,7 @@ from django.dispatch import receiver
 
 from accounts.selectors import workspace_approver_emails
 from accounts.signals import approval_requested
-from billing.signals import balance_charged, key_budget_alert
+from billing.signals import balance_low, key_budget_alert
 from core.money import format_credits
 
 logger = logging.getLogger("webhooks")
@@ -54,11 +54,8 @@ def _key_budget_alert(sender, workspace_id, api_key_id, key_name, kind, period, 
         logger.exception("could not email the budget warning of key %s", api_key_id)
 
 
-@receiver(balance_charged, dispatch_uid="webhooks-balance-low")
-def _balance_charged(sender, workspace_id, available, **kwargs):
-    from webhooks.services import balance_low_check
+@receiver(balance_low, dispatch_uid="webhooks-balance-low")
+def _balance_low(sender, workspace_id, **kwargs):
+    from webhooks.services import balance_low_emit
 
-    try:
-        balance_low_check(workspace_id=workspace_id, available=available)
-    except Exception:  # noqa: BLE001 - a webhook problem never breaks the charge
-        logger.exception("webhooks: could not check balance.low for %s", workspace_id)
+    balance_low_emit(workspace_id=workspace_id)

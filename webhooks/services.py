@@ -30,11 +30,12 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Membership, User, Workspace
+from billing import services as billing
 from billing.models import CreditAccount
 from core import errors
 from core.ids import new_id
 from core.money import format_credits
-from webhooks.models import BalanceAlert, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 logger = logging.getLogger("webhooks")
 
@@ -409,80 +410,32 @@ def approval_render(token) -> dict:
 
 
 # --- balance.low ------------------------------------------------------------------------------------
+# The threshold and whether it fired live on the credit account (billing): the statement that charges checks them,
+# so the event follows the charge that crosses the threshold; the scheduler's sweep is the backstop.
 def balance_threshold_get(*, workspace: Workspace) -> int | None:
-    from webhooks.models import BalanceAlert
-
-    return BalanceAlert.objects.filter(workspace=workspace).values_list("threshold_micros", flat=True).first()
+    return billing.low_balance_threshold_get(workspace=workspace)
 
 
 def balance_threshold_set(*, workspace: Workspace, threshold: int | None) -> None:
-    from webhooks.models import BalanceAlert
+    billing.low_balance_threshold_set(workspace=workspace, threshold=threshold)
 
-    _thresholds.pop(workspace.pk, None)
-    if threshold is None:
-        BalanceAlert.objects.filter(workspace=workspace).delete()
+
+def balance_low_emit(*, workspace_id) -> None:
+    """The balance.low event, with the account as it is now (billing's balance_low signal)."""
+    account = CreditAccount.objects.filter(pk=workspace_id).first()
+    if account is None or account.low_balance_threshold_micros is None:
         return
-    BalanceAlert.objects.update_or_create(workspace=workspace, defaults={"threshold_micros": int(threshold),
-                                                                         "fired_at": None})
-
-
-# balance.low at the charge: each process keeps every workspace's threshold (and whether it has fired) for a few
-# seconds, so a charge above the threshold costs no query; the scheduler's balances_check stays as the backstop
-# (a threshold set meanwhile in another process, holds that are not charges, re-arming).
-THRESHOLD_CACHE_SECONDS = 5.0
-_thresholds: dict = {}  # workspace id -> (threshold micros or None, fired, monotonic deadline)
-
-
-def balance_low_check(*, workspace_id, available: int) -> bool:
-    """Right after a charge left `available` micro-credits: emit balance.low if that is below the workspace's
-    threshold and it has not fired yet (a conditional UPDATE: once, whichever process or tick gets there first)."""
-    now = time.monotonic()
-    entry = _thresholds.get(workspace_id)
-    if entry is None or entry[2] < now:
-        row = BalanceAlert.objects.filter(workspace_id=workspace_id).values_list("threshold_micros", "fired_at").first()
-        if len(_thresholds) >= 10_000:
-            _thresholds.clear()
-        entry = (row[0], row[1] is not None, now + THRESHOLD_CACHE_SECONDS) if row else (None, False,
-                                                                                           now + THRESHOLD_CACHE_SECONDS)
-        _thresholds[workspace_id] = entry
-    threshold, fired, deadline = entry
-    if threshold is None or fired or available >= threshold:
-        return False
-    _thresholds[workspace_id] = (threshold, True, deadline)
-    with transaction.atomic():
-        if not BalanceAlert.objects.filter(workspace_id=workspace_id, fired_at__isnull=True,
-                                           threshold_micros__gt=available).update(fired_at=timezone.now()):
-            return False
-        account = CreditAccount.objects.get(pk=workspace_id)
-        event_emit(workspace=workspace_id, type="balance.low", data={
-            "credits_balance": format_credits(account.balance_micros),
-            "credits_reserved": format_credits(account.reserved_micros),
-            "credits_available": format_credits(account.available_micros),
-            "threshold": format_credits(threshold)})
-    return True
+    event_emit_safely(workspace=workspace_id, type="balance.low", data={
+        "credits_balance": format_credits(account.balance_micros),
+        "credits_reserved": format_credits(account.reserved_micros),
+        "credits_available": format_credits(account.available_micros),
+        "threshold": format_credits(account.low_balance_threshold_micros)})
 
 
 def balances_check() -> int:
-    """Emit balance.low for each workspace whose available balance fell below its threshold (once): the
-    backstop of balance_low_check, which checks at every charge."""
-    fired = 0
-    for alert in BalanceAlert.objects.all():
-        account = CreditAccount.objects.filter(pk=alert.workspace_id).first()
-        if account is None:
-            continue
-        low = account.available_micros < alert.threshold_micros
-        if low and alert.fired_at is None:
-            with transaction.atomic():
-                if BalanceAlert.objects.filter(pk=alert.pk, fired_at__isnull=True).update(fired_at=timezone.now()):
-                    event_emit(workspace=alert.workspace_id, type="balance.low", data={
-                        "credits_balance": format_credits(account.balance_micros),
-                        "credits_reserved": format_credits(account.reserved_micros),
-                        "credits_available": format_credits(account.available_micros),
-                        "threshold": format_credits(alert.threshold_micros)})
-                    fired += 1
-        elif not low and alert.fired_at is not None:
-            BalanceAlert.objects.filter(pk=alert.pk).update(fired_at=None)
-    return fired
+    """The scheduler's backstop: balance.low for each workspace below its threshold that has not fired (a hold, not a
+    charge, took it there), and re-arming; returns how many fired."""
+    return billing.low_balance_sweep()
 
 
 def events_purge(*, days: int = 30) -> int:

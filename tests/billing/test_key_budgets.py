@@ -236,3 +236,7 @@ def test_balance_low_fires_at_the_charge_that_crosses_it_not_at_a_tick(api, work
     post({"charge": "1"})
     assert webhooks.balances_check() == 0  # once: neither the next charge nor the tick fires it again
     assert WebhookEvent.objects.filter(type="balance.low").count() == 1
+    billing.credits_grant(workspace=workspace, amount=credits(50))  # 139 available: re-armed by the grant itself
+    assert CreditAccount.objects.get(pk=workspace.pk).low_balance_fired_at is None
+    assert post({"charge": "40"}).status_code == 200  # 99: below again, fires again at this charge
+    assert WebhookEvent.objects.filter(type="balance.low").count() == 2
