@@ -240,3 +240,33 @@ def test_balance_low_fires_at_the_charge_that_crosses_it_not_at_a_tick(api, work
     assert CreditAccount.objects.get(pk=workspace.pk).low_balance_fired_at is None
     assert post({"charge": "40"}).status_code == 200  # 99: below again, fires again at this charge
     assert WebhookEvent.objects.filter(type="balance.low").count() == 2
+
+
+def test_an_oauth_connection_has_its_own_budget_and_row_in_by_key(api, workspace, owner):
+    """An OAuth connection's principal is a key without a secret: its budget and spend are its own."""
+    from accounts.models import OAuthClient, OAuthGrant
+    from api.pipeline import execute
+    from core.ids import new_id
+    from core.verbs import Context
+    from tests import testverbs
+
+    client = OAuthClient.objects.create(client_id="c1", kind="registered", client_name="Agent Desk",
+                                        redirect_uris=["http://127.0.0.1/cb"])
+    principal = ApiKey.objects.create(workspace=workspace, name="MCP: Agent Desk", prefix="oauth_x1",
+                                      hashed_secret="-", last4="", scopes=[])
+    OAuthGrant.objects.create(workspace=workspace, user=owner, client=client, client_name="Agent Desk",
+                              redirect_uri="http://127.0.0.1/cb", api_key=principal)
+    billing.key_limits_set(api_key=principal, daily=credits(2))
+
+    def call(charge):
+        ctx = Context(workspace=workspace, api_key=principal, request_id=new_id("req_"), channel="mcp")
+        return execute(testverbs.echo, ctx=ctx, raw={"charge": charge})
+
+    assert call("1.5").status == 200
+    refused = call("1")
+    assert refused.status == 402 and refused.data["error"]["code"] == "key_budget_exceeded"
+    assert api.post("/v1/test_echo", {"charge": "1"}).status_code == 200  # the workspace's own key: no limit
+    by_key = {row["key_id"]: row for row in api.get("/v1/usage").json()["by_key"]}
+    assert by_key[str(principal.pk)] == {"key_id": str(principal.pk), "name": "Agent Desk",
+                                         "kind": "oauth_connection", "calls": 2, "credits_charged": "1.5"}
+    assert by_key[str(ApiKey.objects.get(workspace=workspace, oauth_grant__isnull=True).pk)]["kind"] == "api_key"
