@@ -418,6 +418,8 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
             hold=call.hold, charge=charge, workspace=call.workspace, request_id=call.request_id, status=status,
             http_status=http_status, verb=VERB, usage=record_usage, async_commit=settings.LLM_ASYNC_COMMIT)
     early_start.learn(call.workspace.pk, available, read_at)
+    if call.hold is not None:  # the key's budget as its hold left it, fresh again (a long stream outlives it)
+        early_start.learn_budget(call.api_key.pk, _budget_room(call.hold), read_at)
     if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)

@@ -95,3 +95,19 @@ def test_openai_client_sees_402_key_budget_exceeded_streaming_and_not(live, api_
     assert fake.requests == []  # no provider called
     assert RequestRecord.objects.filter(api_key=key, status="failed").count() == 2
     assert CreditAccount.objects.get(pk=workspace.pk).balance_micros == credits(300)
+
+
+def test_the_early_start_needs_the_keys_budget_known_and_covering_the_hold():
+    from llmproxy import services as llm
+
+    allowance = llm.EarlyStart(seconds=60, rate_seconds=60)
+    allowance.learn("ws", 1_000)
+    assert not allowance.claim("ws", 10, budget_key="key")  # the key's budget unknown: the hold decides first
+    allowance.learn_budget("key", None)  # its last hold found no limits
+    assert allowance.claim("ws", 10, budget_key="key")
+    allowance.learn_budget("key", 15)  # 15 below its nearest limit
+    assert allowance.claim("ws", 10, budget_key="key") and not allowance.claim("ws", 10, budget_key="key")
+    allowance.learn_budget("key", 100)
+    allowance.learn_budget("key", None, refused=True)  # a budget refusal forgets the key
+    assert not allowance.claim("ws", 1, budget_key="key")
+    assert allowance.claim("ws", 1)  # (other keys and calls without a budget check are unaffected)
