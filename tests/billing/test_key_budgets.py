@@ -185,7 +185,7 @@ def test_warning_at_80_percent_and_exceeded_once_per_period_with_email(api, work
     from webhooks.models import WebhookEvent
 
     settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS = True
-    settings.BASE_URL = "https://svc.example"
+    settings.BASE_URL = "http://svc.example"
     monkeypatch.setattr(webhooks, "_enqueue", lambda ids: None)  # (delivery is the webhooks tests' business)
     webhooks.endpoint_create(workspace=workspace, url="http://127.0.0.1:9/hooks", events=["*"])
     key = _key(workspace)
@@ -205,9 +205,9 @@ def test_warning_at_80_percent_and_exceeded_once_per_period_with_email(api, work
         events = list(WebhookEvent.objects.filter(type__startswith="key.").order_by("created_at"))
         assert [e.type for e in events] == ["key.budget_warning", "key.budget_exceeded"]
         assert events[0].data["period"] == "day" and events[0].data["spent"] == "8"
-        assert events[0].data["limits_url"] == f"https://svc.example/console/keys/?limits={key.pk}#limits-{key.pk}"
+        assert events[0].data["limits_url"] == f"http://svc.example/console/keys/?limits={key.pk}#limits-{key.pk}"
         assert len(mailoutbox) == 1 and "80%" in mailoutbox[0].subject and mailoutbox[0].to == [owner.email]
-        assert f"https://svc.example/console/keys/?limits={key.pk}#limits-{key.pk}" in mailoutbox[0].body
+        assert f"http://svc.example/console/keys/?limits={key.pk}#limits-{key.pk}" in mailoutbox[0].body
         clock.move_to(datetime(2026, 7, 16, 0, 0, 1, tzinfo=UTC))  # a new day: alerts re-arm
         post("10")  # straight to 100%: warning and exceeded
         assert WebhookEvent.objects.filter(type__startswith="key.").count() == 4
