@@ -544,18 +544,17 @@ def _budget_open(*, api_key, now) -> KeyBudget:
     return KeyBudget.objects.select_for_update().get(pk=budget.pk)
 
 
-def key_settings(*, api_key) -> dict:
-    """A key's budget settings as `manage.py key_limits` prints them."""
+def key_budget_settings(*, api_key) -> dict:
+    """A key's spend limits as `manage.py key_limits` prints them (beside the key's other settings):
+    `daily_limit` and `monthly_limit` (credit strings or None) and `limits` (as GET /v1/usage `key.limits`)."""
     budget = KeyBudget.objects.filter(pk=api_key.pk).first()
-    limits = key_budget_view(api_key=api_key)
 
     def fmt(value):
         return None if value is None else format_credits(value)
 
-    return {"key_id": str(api_key.pk), "name": api_key.name, "workspace_id": str(api_key.workspace_id),
-            "daily_limit": fmt(budget.daily_limit_micros) if budget else None,
+    return {"daily_limit": fmt(budget.daily_limit_micros) if budget else None,
             "monthly_limit": fmt(budget.monthly_limit_micros) if budget else None,
-            "limits": limits}
+            "limits": key_budget_view(api_key=api_key, budget=budget)}
 
 
 # --- balance.low: the threshold lives on the account, so the statement that charges checks it ---------------
