@@ -11,6 +11,7 @@ urlpatterns = [
     path("keys/", views.keys, name="keys"),
     path("keys/<uuid:key_id>/revoke/", views.key_revoke, name="key_revoke"),
     path("keys/<uuid:key_id>/answers/", views.key_answers, name="key_answers"),
+    path("keys/<uuid:key_id>/limits/", views.key_limits, name="key_limits"),
     path("approvals/", views.approvals, name="approvals"),
     path("approvals/<uuid:token_id>/", views.approval_detail, name="approval"),
     path("ledger/", views.ledger, name="ledger"),

@@ -111,13 +111,16 @@ def overview(request, membership):
     ]
     chart.sort(key=lambda r: -parse_credits(r["credits_charged"]))
     daily = _daily_chart(ws)
+    by_key = billing_selectors.usage_by_key(workspace=ws)
+    top_key = max([parse_credits(r["credits_charged"]) for r in by_key] or [0])
+    by_key = [{**r, "pct": (parse_credits(r["credits_charged"]) * 100 // top_key) if top_key else 0} for r in by_key]
     recent = RequestRecord.objects.filter(workspace=ws).order_by("-created_at")[:15]
     pending = _pending_tokens(ws, limit=10)
     return render(request, "console/overview.html", {
         "usage": usage, "chart": chart, "recent": [
             {"r": r, "charged": format_credits(r.credits_charged_micros)} for r in recent
         ],
-        "pending": pending, "daily": daily,
+        "pending": pending, "daily": daily, "by_key": by_key,
     })
 
 
@@ -179,8 +182,57 @@ def keys(request, membership):
     from accounts.oauth import grants_for
 
     response = render(request, "console/keys.html", {"form": form, "created": created, "keys": listing,
-                                                     "connections": grants_for(workspace=ws)})
+                                                     "connections": grants_for(workspace=ws),
+                                                     "budgets": _budget_rows(ws),
+                                                     "open_limits": request.GET.get("limits", "")})
     return response
+
+
+def _budget_rows(ws) -> list[dict]:
+    """Every active key and connection with its limits (credit strings, "" for none) and this period's spend."""
+    from billing import selectors as billing_selectors
+    from billing.models import KeyBudget
+
+    budgets = {b.pk: b for b in KeyBudget.objects.filter(api_key__workspace=ws)}
+    rows = []
+    for key in ApiKey.objects.filter(workspace=ws, revoked_at__isnull=True).select_related("oauth_grant").order_by(
+            "created_at"):
+        budget = budgets.get(key.pk)
+        view = billing_selectors.key_budget_view(api_key=key, budget=budget)
+
+        def fmt(value):
+            return "" if value is None else format_credits(value)
+
+        rows.append({"key": key, "name": billing_selectors.key_display_name(key), "view": view,
+                     "daily": fmt(budget.daily_limit_micros) if budget else "",
+                     "monthly": fmt(budget.monthly_limit_micros) if budget else ""})
+    return rows
+
+
+def _limit_field(value: str):
+    value = (value or "").strip()
+    if value == "" or value.lower() == "none":
+        return None
+    return parse_credits(value)
+
+
+@console_page(approver=True)
+@require_POST
+def key_limits(request, membership, key_id):
+    """The limit form of one key or connection (owners and admins): daily and monthly credits, empty = none."""
+    from billing import services as billing
+
+    key = ApiKey.objects.filter(workspace=membership.workspace, pk=key_id, revoked_at__isnull=True).first()
+    if key is None:
+        raise Http404
+    try:
+        daily, monthly = _limit_field(request.POST.get("daily")), _limit_field(request.POST.get("monthly"))
+        billing.key_limits_set(api_key=key, daily=daily, monthly=monthly)
+    except (ValueError, errors.DomainError):
+        messages.error(request, "A limit is a credit amount such as 25 or 0.5 (at most 6 decimals), or empty for none.")
+        return redirect(f"{reverse('console:keys')}?limits={key.pk}#limits-{key.pk}")
+    messages.success(request, f"Spend limits of “{key.name}” saved.")
+    return redirect(f"{reverse('console:keys')}#limits-{key.pk}")
 
 
 @console_page(approver=True)
@@ -338,11 +390,27 @@ def ledger_csv(request, membership):
 
     def rows():
         yield writer.writerow(["id", "created_at", "kind", "amount_credits", "balance_after_credits", "verb",
-                               "request_id", "memo", "external_ref", "created_by"])
+                               "request_id", "memo", "external_ref", "created_by", "key_id", "key_name"])
+        batch = []
         for e in qs.iterator(chunk_size=2000):
+            batch.append(e)
+            if len(batch) == 2000:
+                yield from _ledger_rows(batch)
+                batch = []
+        yield from _ledger_rows(batch)
+
+    def _ledger_rows(batch):
+        from billing.models import RequestRecord
+
+        keys = {rid: (str(kid), name) for rid, kid, name in RequestRecord.objects.filter(
+            workspace=membership.workspace, pk__in={e.request_id for e in batch if e.request_id},
+            api_key__isnull=False).values_list("id", "api_key_id", "api_key__name")}
+        for e in batch:
+            key_id, key_name = keys.get(e.request_id, ("", ""))
             yield writer.writerow([e.pk, e.created_at.isoformat(), e.kind, format_credits(e.amount_micros),
                                    format_credits(e.balance_after_micros), e.verb, e.request_id, _cell(e.memo),
-                                   _cell(e.external_ref or ""), e.created_by.email if e.created_by else ""])
+                                   _cell(e.external_ref or ""), e.created_by.email if e.created_by else "",
+                                   key_id, _cell(key_name)])
 
     name = f"ledger-{membership.workspace.pk}{'-' + kind if kind else ''}.csv"
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")

@@ -159,7 +159,8 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
             if amount > 0 and ctx.hold is None:
                 raise billing.insufficient_credits(workspace=ctx.workspace, amount=amount)
         elif amount > 0:
-            ctx.hold = billing.hold_place(workspace=ctx.workspace, amount=amount, request_id=request_id)
+            ctx.hold = billing.hold_place(workspace=ctx.workspace, amount=amount, request_id=request_id,
+                                          api_key=ctx.api_key)
         try:
             outcome = verb.run(ctx, **data)
         except BaseException:
@@ -206,6 +207,8 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
     except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
         err = errors.as_domain_error(exc, request_id)
         response = _error_response(err, request_id, rate)
+        if getattr(exc, "recorded", False):  # refused by the key's budget in the statement that opened the record
+            record_open = True
         try:
             if past_idempotency and verb.record and not record_open:  # refused before its record was written
                 billing.request_open(request_id=request_id, workspace=ctx.workspace, verb=verb.name,

@@ -83,7 +83,7 @@ def _documented_view(verb: Verb):
         if verb.idempotency != "optional":
             extra += (errors.IdempotencyKeyRequired,)
         if verb.max_charge:
-            extra += (errors.InsufficientCredits,)
+            extra += (errors.InsufficientCredits, errors.KeyBudgetExceeded)
     for exc in (*COMMON_ERRORS, *extra, *verb.errors):
         by_status.setdefault(_status_of(exc), []).append(exc.code)
     if verb.scope:

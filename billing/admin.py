@@ -1,8 +1,8 @@
-"""Operator admin for money: read-only ledger, requests, holds, checkout sessions."""
+"""Operator admin for money: read-only ledger, requests, holds, checkout sessions, key budgets."""
 
 from django.contrib import admin
 
-from billing.models import CheckoutSession, CreditAccount, Hold, LedgerEntry, RequestRecord
+from billing.models import CheckoutSession, CreditAccount, Hold, KeyBudget, LedgerEntry, RequestRecord
 from core.admin import ReadOnlyAdmin
 from core.money import format_credits
 
@@ -59,3 +59,28 @@ class HoldAdmin(ReadOnlyAdmin):
 class CheckoutSessionAdmin(ReadOnlyAdmin):
     list_display = ("id", "workspace", "credits_micros", "amount_cents", "status", "created_at", "paid_event_id", "paid_at")
     list_filter = ("status",)
+
+
+@admin.register(KeyBudget)
+class KeyBudgetAdmin(ReadOnlyAdmin):
+    """Read-only: limits are set by owners and admins in the console (or manage.py key_limits), so the counters
+    only ever move inside the money statements."""
+
+    list_display = ("api_key", "daily_limit", "day", "day_spent", "monthly_limit", "month", "month_spent")
+    search_fields = ("api_key__name", "api_key__workspace__name")
+
+    @admin.display(description="Daily limit")
+    def daily_limit(self, obj):
+        return "—" if obj.daily_limit_micros is None else format_credits(obj.daily_limit_micros)
+
+    @admin.display(description="Monthly limit")
+    def monthly_limit(self, obj):
+        return "—" if obj.monthly_limit_micros is None else format_credits(obj.monthly_limit_micros)
+
+    @admin.display(description="Spent + held (day)")
+    def day_spent(self, obj):
+        return format_credits(obj.day_micros)
+
+    @admin.display(description="Spent + held (month)")
+    def month_spent(self, obj):
+        return format_credits(obj.month_micros)

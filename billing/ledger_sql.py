@@ -13,6 +13,12 @@ hold resolves once (whoever claims it moves the money; anyone else changes nothi
 captured); the ledger entry's balance_after is the balance its own UPDATE produced. Charges above a hold
 keep the locked ORM path (billing.services._settle_above_hold).
 
+Key budgets (billing.models.KeyBudget) ride in the same statements: the reserve locks the key's budget row (if
+it has one), places the hold only when neither its daily nor its monthly limit would be passed (and the balance
+covers it), and adds the amount to both counters; the settlement gives back what the hold does not capture.
+Lock order is always the budget row, then the account row (a settlement takes its hold row first), so no two of
+these statements can deadlock.
+
 One difference from a read after the fact: on PostgreSQL a settle that loses the claim to a concurrent one
 reports the captured amount of its statement's snapshot. The only concurrent claimer in this service is the
 expiry sweep, which releases (captures 0), and that is what the snapshot shows; the money moves once
@@ -22,11 +28,13 @@ either way.
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC
 from functools import cache
+from typing import NamedTuple
 
 from django.db import connection, transaction
 
-from billing.models import CreditAccount, Hold, LedgerEntry, RequestRecord
+from billing.models import CreditAccount, Hold, KeyBudget, LedgerEntry, RequestRecord
 
 HELD = Hold.Status.HELD.value
 CHARGE = LedgerEntry.Kind.CHARGE.value
@@ -60,7 +68,14 @@ def _db(model, name, value):
 @cache
 def _tables():
     return {"account": CreditAccount._meta.db_table, "hold": Hold._meta.db_table,
-            "ledger": LedgerEntry._meta.db_table, "record": RequestRecord._meta.db_table}
+            "ledger": LedgerEntry._meta.db_table, "record": RequestRecord._meta.db_table,
+            "budget": KeyBudget._meta.db_table}
+
+
+def periods(when) -> tuple:
+    """The UTC day and the first day of the UTC month of `when` (an aware datetime): a budget's periods."""
+    day = when.astimezone(UTC).date()
+    return day, day.replace(day=1)
 
 
 # --- reserve -------------------------------------------------------------------------------------------
@@ -89,6 +104,22 @@ def async_commit_local() -> None:
             cursor.execute("SET LOCAL synchronous_commit = off")
 
 
+# The key's budget: its counters as of this period (a counter of a past period counts zero), locked; the
+# refusal test; the counting UPDATE (the hold's amount added, the periods moved on). `lk` only reads when
+# there is something to hold, so free calls never wait on the budget row.
+_BUDGET_LOCK = ("SELECT api_key_id AS k, CASE WHEN day = %(day)s THEN day_micros ELSE 0 END AS d, "
+                "CASE WHEN month = %(month)s THEN month_micros ELSE 0 END AS m, "
+                "daily_limit_micros AS dl, monthly_limit_micros AS ml "
+                "FROM {budget} WHERE api_key_id = %(bkey)s AND %(amount)s > 0")
+_BUDGET_PASSED = "d + %(amount)s > dl OR m + %(amount)s > ml"
+_BUDGET_COUNT = ("UPDATE {budget} SET "
+                 "day_micros = (CASE WHEN day = %(day)s THEN day_micros ELSE 0 END) + %(amount)s, day = %(day)s, "
+                 "month_micros = (CASE WHEN month = %(month)s THEN month_micros ELSE 0 END) + %(amount)s, "
+                 "month = %(month)s WHERE api_key_id = %(bkey)s")
+_HOLD_INSERT_B = ("INSERT INTO {hold} (id, account_id, request_id, amount_micros, captured_micros, status, created_at, "
+                  "expires_at, budget_key_id) {source}")
+
+
 @cache
 def _reserve_sql(vendor_single: bool, with_record: bool, async_commit: bool = False) -> list[str]:
     t = _tables()
@@ -96,23 +127,66 @@ def _reserve_sql(vendor_single: bool, with_record: bool, async_commit: bool = Fa
         ctes = [_ASYNC_CTE] if async_commit else []
         if with_record:
             ctes.append("rec AS (" + _RECORD_INSERT.format(**t) + ")")
-        ctes.append("acct AS (" + _RESERVE_UPDATE.format(**t) + _AVAILABLE + " AS avail)")
+        ctes.append("lk AS MATERIALIZED (" + _BUDGET_LOCK.format(**t) + " FOR UPDATE)")
+        ctes.append("acct AS (" + _RESERVE_UPDATE.format(**t)
+                    + f" AND NOT EXISTS (SELECT 1 FROM lk WHERE {_BUDGET_PASSED})" + _AVAILABLE + " AS avail)")
+        ctes.append("kb AS (" + _BUDGET_COUNT.format(**t) + " AND EXISTS (SELECT 1 FROM acct))")
         gate = " WHERE EXISTS (SELECT 1 FROM nosync)" if async_commit else ""  # a one-time filter: always runs
-        insert = _HOLD_INSERT.format(source=f"SELECT {_HOLD_VALUES} FROM acct{gate}", **t)
-        return ["WITH " + ", ".join(ctes) + " " + insert + " RETURNING (SELECT avail FROM acct)"]
+        ctes.append("ins AS (" + _HOLD_INSERT_B.format(
+            source=f"SELECT {_HOLD_VALUES}, (SELECT k FROM lk) FROM acct{gate}", **t) + ")")
+        return ["WITH " + ", ".join(ctes) + " SELECT (SELECT avail FROM acct), k, d, m, dl, ml "
+                "FROM (SELECT 1) AS one LEFT JOIN lk ON true"]
+    # SQLite: the account's reserve refuses a passed budget by itself and says whether the key has one, so a key
+    # without limits costs no statement more; the count and the hold follow in the same transaction.
     out = [_RECORD_INSERT.format(**t)] if with_record else []
-    return out + [_RESERVE_UPDATE.format(**t) + _AVAILABLE, _HOLD_INSERT.format(source=f"VALUES ({_HOLD_VALUES})", **t)]
+    passed = (f"SELECT 1 FROM {t['budget']} WHERE api_key_id = %(bkey)s AND ((daily_limit_micros IS NOT NULL AND "
+              "(CASE WHEN day = %(day)s THEN day_micros ELSE 0 END) + %(amount)s > daily_limit_micros) OR "
+              "(monthly_limit_micros IS NOT NULL AND (CASE WHEN month = %(month)s THEN month_micros ELSE 0 END) + "
+              "%(amount)s > monthly_limit_micros))")
+    return out + [
+        _RESERVE_UPDATE.format(**t) + f" AND NOT EXISTS ({passed})" + _AVAILABLE
+        + f", EXISTS (SELECT 1 FROM {t['budget']} WHERE api_key_id = %(bkey)s)",
+        _BUDGET_LOCK.format(**t),
+        _BUDGET_COUNT.format(**t) + " RETURNING day_micros, month_micros, daily_limit_micros, monthly_limit_micros",
+        _HOLD_INSERT_B.format(source=f"VALUES ({_HOLD_VALUES}, %(bkey)s)", **t)]
 
 
-def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False) -> int | None:
-    """Reserve `hold.amount_micros` on the account and insert `hold` if the available balance covers it (an
-    amount of 0 reserves nothing); with `record`, insert the request record (always). Returns the available
-    balance right after the reserve, or None when the hold was not placed. `async_commit` (PostgreSQL only):
-    this statement's transaction commits with synchronous_commit off (the LLM door, LLM_ASYNC_COMMIT)."""
+class Budget(NamedTuple):
+    """A key's budget as the reserve found it (before its own hold): limits (None = none) and spent plus held."""
+
+    key_id: object
+    day: int
+    month: int
+    daily_limit: int | None
+    monthly_limit: int | None
+
+    def passed_by(self, amount: int) -> str | None:
+        """The period ("day" first, then "month") whose limit `amount` more would pass, or None."""
+        if self.daily_limit is not None and self.day + amount > self.daily_limit:
+            return "day"
+        if self.monthly_limit is not None and self.month + amount > self.monthly_limit:
+            return "month"
+        return None
+
+
+class Reservation(NamedTuple):
+    available: int | None  # the available balance right after the reserve; None when the hold was not placed
+    budget: Budget | None  # the key's budget before this hold; None when the key has none (or nothing to hold)
+
+
+def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False, api_key_id=None) -> Reservation:
+    """Reserve `hold.amount_micros` on the account and insert `hold` if the available balance covers it and the
+    key's budget (`api_key_id`, when it has a KeyBudget) is not passed in either period (an amount of 0 reserves
+    nothing); with `record`, insert the request record (always). A placed hold is counted in the key's budget
+    (`hold.budget_key_id` set). `async_commit` (PostgreSQL only): this statement's transaction commits with
+    synchronous_commit off (the LLM door, LLM_ASYNC_COMMIT)."""
+    day, month = periods(hold.created_at)
     params = {
         "hold": _db(Hold, "id", hold.id), "account": _db(Hold, "account", hold.account_id), "rid": hold.request_id,
         "amount": hold.amount_micros, "held": HELD, "now": _db(Hold, "created_at", hold.created_at),
         "expires": _db(Hold, "expires_at", hold.expires_at),
+        "bkey": _db(KeyBudget, "api_key", api_key_id), "day": _db(KeyBudget, "day", day),
+        "month": _db(KeyBudget, "month", month),
     }
     if record is not None:
         params.update(key=_db(RequestRecord, "api_key", record["api_key_id"]), verb=record["verb"],
@@ -122,27 +196,54 @@ def reserve(*, hold: Hold, record: dict | None, async_commit: bool = False) -> i
     with connection.cursor() as cursor:
         if len(statements) == 1:
             cursor.execute(statements[0], params)
-            row = cursor.fetchone()
-            return None if row is None else int(row[0])
-        *before, update, insert = statements
+            available, key, *counts = cursor.fetchone()
+            budget = Budget(api_key_id, *counts) if key is not None else None
+            if available is not None and budget is not None:
+                hold.budget_key_id = api_key_id
+            return Reservation(None if available is None else int(available), budget)
+        *before, update, lock, count, insert = statements
         for sql in before:
             cursor.execute(sql, params)
         if hold.amount_micros <= 0:
-            return None
+            return Reservation(None, None)
         cursor.execute(update, params)
         row = cursor.fetchone()
-        if row is None:
-            return None
+        if row is None:  # short, or the budget refused it: read which (the same transaction)
+            budget = None
+            if api_key_id is not None:
+                cursor.execute(lock, params)
+                found = cursor.fetchone()
+                budget = Budget(api_key_id, *found[1:]) if found is not None else None
+            return Reservation(None, budget)
+        available, budgeted = int(row[0]), bool(row[1])
+        budget = None
+        if budgeted:
+            cursor.execute(count, params)
+            day_after, month_after, daily, monthly = cursor.fetchone()
+            amount = hold.amount_micros
+            budget = Budget(api_key_id, day_after - amount, month_after - amount, daily, monthly)
+            hold.budget_key_id = api_key_id
+        else:
+            params["bkey"] = None
         cursor.execute(insert, params)
-        return int(row[0])
+        return Reservation(available, budget)
 
 
 # --- ledger posts: move the account and append the entry -------------------------------------------------
 # The one way the cached balance and the ledger move together (billing.services._post and the settlement
 # below both use it): one UPDATE of the account returns the balance the entry records.
+# The same UPDATE keeps balance.low's state: a debit that leaves the available balance below the account's
+# threshold marks it fired (once: only if not already), a move that leaves it at or above clears the mark (re-armed);
+# the third column says whether this very statement fired it (its own timestamp is the mark).
+_NEW_AVAILABLE = "balance_micros + %(amount)s - reserved_micros - %(reserved_delta)s"
 _MOVE = ("UPDATE {account} SET balance_micros = balance_micros + %(amount)s, "
-         "reserved_micros = reserved_micros + %(reserved_delta)s WHERE workspace_id = %(account)s{guard} "
-         "RETURNING balance_micros, reserved_micros")
+         "reserved_micros = reserved_micros + %(reserved_delta)s, "
+         "low_balance_fired_at = CASE WHEN low_balance_threshold_micros IS NULL THEN NULL "
+         f"WHEN {_NEW_AVAILABLE} >= low_balance_threshold_micros THEN NULL "
+         "WHEN low_balance_fired_at IS NULL AND %(amount)s < 0 THEN %(now)s ELSE low_balance_fired_at END "
+         "WHERE workspace_id = %(account)s{guard} "
+         "RETURNING balance_micros, reserved_micros, "
+         "(low_balance_fired_at IS NOT NULL AND low_balance_fired_at = %(now)s) AS fired")
 # A debit that must be covered by the available balance (the check constraint refuses it anyway; this makes
 # the refusal a clean "no row" instead of an IntegrityError).
 _COVERED = " AND balance_micros + %(amount)s >= reserved_micros + %(reserved_delta)s"
@@ -162,33 +263,36 @@ def _post_params(*, account_id, kind: str, amount: int, reserved_delta: int, req
 @cache
 def _post_sql_single(guard: str) -> str:
     t = _tables()
-    return ("WITH acct AS (" + _MOVE.format(guard=guard, **t) + ") "
-            + _ENTRY.format(source="SELECT " + _ENTRY_VALUES.format(balance="balance_micros") + " FROM acct", **t))
+    return ("WITH acct AS (" + _MOVE.format(guard=guard, **t) + "), e AS ("
+            + _ENTRY.format(source="SELECT " + _ENTRY_VALUES.format(balance="balance_micros") + " FROM acct", **t)
+            + ") SELECT e.id, e.balance_after_micros, acct.fired FROM e, acct")
 
 
 def _post_steps(cursor, params: dict, guard: str, *, enter: bool = True):
     """SQLite: the account UPDATE, then (if it moved and `enter`) the entry. Returns (balance, reserved, entry
-    id) or None when the guarded UPDATE moved nothing."""
+    id, fired: whether it took the balance below the low-balance threshold) or None when the guarded UPDATE moved
+    nothing."""
     t = _tables()
     cursor.execute(_MOVE.format(guard=guard, **t), params)
     row = cursor.fetchone()
     if row is None:
         return None
-    balance, reserved = row
+    balance, reserved, fired = row
     entry_id = None
     if enter:
         cursor.execute(_ENTRY.format(source="VALUES (" + _ENTRY_VALUES.format(balance="%(after)s") + ")", **t),
                        {**params, "after": balance})
         entry_id = cursor.fetchone()[0]
-    return balance, reserved, entry_id
+    return balance, reserved, entry_id, bool(fired)
 
 
 def post(*, account_id, kind: str, amount: int, reserved_delta: int = 0, require_available: bool = False,
          request_id: str = "", verb: str = "", memo: str = "", external_ref: str | None = None,
-         created_by_id=None, now) -> tuple[int, int] | None:
+         created_by_id=None, now) -> tuple[int, int, bool] | None:
     """Move the balance by `amount` (and the reserve by `reserved_delta`) and append one ledger entry, in one
     statement on PostgreSQL (inside the caller's transaction elsewhere). With `require_available`, only when
-    the available balance covers it. Returns (entry id, balance after), or None when nothing moved."""
+    the available balance covers it. Returns (entry id, balance after, whether this took the available balance
+    below the account's low-balance threshold), or None when nothing moved."""
     params = _post_params(account_id=account_id, kind=kind, amount=amount, reserved_delta=reserved_delta,
                           request_id=request_id, verb=verb, memo=memo, external_ref=external_ref,
                           created_by_id=created_by_id, now=now)
@@ -197,9 +301,9 @@ def post(*, account_id, kind: str, amount: int, reserved_delta: int = 0, require
         if _single_statement():
             cursor.execute(_post_sql_single(guard), params)
             row = cursor.fetchone()
-            return (row[0], row[1]) if row is not None else None
+            return (row[0], row[1], bool(row[2])) if row is not None else None
         moved = _post_steps(cursor, params, guard)
-        return (moved[2], moved[0]) if moved is not None else None
+        return (moved[2], moved[0], moved[3]) if moved is not None else None
 
 
 # --- settle within the hold ------------------------------------------------------------------------------
@@ -218,16 +322,42 @@ def _close_set(with_usage: bool) -> str:
 _OPEN_OR_CLAIMED = " AND (status = %(in_progress)s OR EXISTS (SELECT 1 FROM claim))"
 
 
+# What a settlement gives back to the key's budget: the part of the hold it does not capture, in the hold's own
+# periods (a period already over has nothing to give back to).
+_BUDGET_GIVE = ("UPDATE {budget} SET "
+                "day_micros = day_micros - CASE WHEN day = %(hday)s THEN LEAST(%(give)s, day_micros) ELSE 0 END, "
+                "month_micros = month_micros - CASE WHEN month = %(hmonth)s THEN LEAST(%(give)s, month_micros) "
+                "ELSE 0 END WHERE api_key_id = %(bkey)s")
+
+
+def budget_give_back(cursor, *, key_id, when, amount: int) -> None:
+    """Give `amount` back to key `key_id`'s budget for the periods of `when` (a refund; inside the caller's
+    transaction, before the account moves: the budget row is always locked first)."""
+    if key_id is None or amount <= 0:
+        return
+    day, month = periods(when)
+    sql = _BUDGET_GIVE.format(**_tables())
+    if not _single_statement():
+        sql = sql.replace("LEAST(", "MIN(")
+    cursor.execute(sql, {"hday": _db(KeyBudget, "day", day), "hmonth": _db(KeyBudget, "month", month),
+                         "give": amount, "bkey": _db(KeyBudget, "api_key", key_id)})
+
+
 @cache
 def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = False,
-                       writes: tuple[str, ...] = ()) -> str:
+                       writes: tuple[str, ...] = (), with_budget: bool = False) -> str:
     """The settlement as one statement; `writes`: the INSERT ... SELECT CTE bodies of a verb's result rows
     (`_inserts`), run only when this statement claims the hold (or there is none)."""
     t = _tables()
     ctes = [_ASYNC_CTE] if async_commit else []
+    ctes.append("claim AS (" + _CLAIM.format(**t) + " RETURNING 1)")
+    guard = _CLAIMED
+    if with_budget:
+        # the budget row is locked before the account row (the reserve's order): the account's guard waits for it
+        ctes.append("give AS (" + _BUDGET_GIVE.format(**t) + _CLAIMED + " RETURNING 1)")
+        guard += " AND (SELECT count(*) FROM give) >= 0"
     ctes += [
-        "claim AS (" + _CLAIM.format(**t) + " RETURNING 1)",
-        "acct AS (" + _MOVE.format(guard=_CLAIMED, **t) + ")",
+        "acct AS (" + _MOVE.format(guard=guard, **t) + ")",
         "entry AS (" + _ENTRY.format(
             source="SELECT " + _ENTRY_VALUES.format(balance="balance_micros") + " FROM acct WHERE %(charge)s > 0",
             **t) + ")",
@@ -241,7 +371,7 @@ def _settle_sql_single(with_close: bool, with_usage: bool, async_commit: bool = 
     # `(SELECT 1 FROM nosync)` runs the set_config before the statement's result is complete.
     extra = ", (SELECT 1 FROM nosync)" if async_commit else ""
     return ("WITH " + ", ".join(ctes) + f" SELECT (SELECT count(*) FROM claim), (SELECT v FROM charged){extra}, "
-            "COALESCE((SELECT balance_micros - reserved_micros FROM acct), "
+            "COALESCE((SELECT fired FROM acct), false), COALESCE((SELECT balance_micros - reserved_micros FROM acct), "
             f"(SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s))")
 
 
@@ -278,19 +408,25 @@ def save_all(objs) -> None:
 
 
 def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb: str, memo: str,
-           close: dict | None, async_commit: bool = False, writes=()) -> tuple[bool, int, int | None]:
+           close: dict | None, async_commit: bool = False, writes=()) -> tuple[bool, int, int | None, bool]:
     """Capture `charge` (at most the hold's amount) and release the rest, once: the claim, then the same
     account move and ledger entry as `post` (no entry for a release); with `close`, close the request record
     with what was charged (unless it lost the claim and the record is no longer in progress); `writes` (unsaved
     model instances: a verb's result rows, `insertable`) are inserted by the same statement (PostgreSQL) or
     transaction (elsewhere) when this settlement claims the hold (or there is none). Returns (claimed, charged,
-    available after) — available is None on SQLite without `close` (nobody reads it there)."""
+    available after, whether this charge took the available balance below the low-balance threshold) —
+    available is None on SQLite when the claim was lost and there is no `close` (nobody reads it there)."""
     rid = close["id"] if close is not None else (hold.request_id if hold is not None else "")
     params = _post_params(account_id=account_id, kind=CHARGE, amount=-charge,
                           reserved_delta=-hold.amount_micros if hold is not None else 0, request_id=rid, verb=verb,
                           memo=memo, external_ref=None, created_by_id=None, now=now)
     params.update(hold=_db(Hold, "id", hold.id) if hold is not None else None, charge=charge, status=status,
                   held=HELD)
+    with_budget = hold is not None and hold.budget_key_id is not None
+    if with_budget:
+        hday, hmonth = periods(hold.created_at)
+        params.update(bkey=_db(KeyBudget, "api_key", hold.budget_key_id), hday=_db(KeyBudget, "day", hday),
+                      hmonth=_db(KeyBudget, "month", hmonth), give=hold.amount_micros - charge)
     with_usage = close is not None and close.get("usage") is not None
     if close is not None:
         params.update(rstatus=close["status"], http=close["http_status"],
@@ -301,10 +437,10 @@ def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb
         if _single_statement():
             bodies, extra = _inserts(writes)
             params.update(extra)
-            cursor.execute(_settle_sql_single(close is not None, with_usage, async_commit, bodies), params)
+            cursor.execute(_settle_sql_single(close is not None, with_usage, async_commit, bodies, with_budget), params)
             row = cursor.fetchone()
-            claimed, charged, available = row[0], row[1], row[-1]
-            return bool(claimed), int(charged), available
+            claimed, charged, fired, available = row[0], row[1], row[-2], row[-1]
+            return bool(claimed), int(charged), available, bool(fired)
         settled = _settle_steps(cursor, hold, params, close is not None, with_usage)
     if settled[0] or hold is None:  # the rows commit with the charge: only the claimer writes them
         save_all(writes)
@@ -313,12 +449,14 @@ def settle(*, hold: Hold | None, account_id, charge: int, status: str, now, verb
 
 def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
     t = _tables()
-    claimed, available, charged = False, None, 0
+    claimed, available, charged, fired = False, None, 0, False
     if hold is not None:
         cursor.execute(_CLAIM.format(**t), params)
         claimed = cursor.rowcount == 1
     if claimed:
-        balance, reserved, _ = _post_steps(cursor, params, "", enter=params["charge"] > 0)
+        if hold.budget_key_id is not None:
+            cursor.execute(_BUDGET_GIVE.format(**t).replace("LEAST(", "MIN("), params)
+        balance, reserved, _, fired = _post_steps(cursor, params, "", enter=params["charge"] > 0)
         available, charged = balance - reserved, params["charge"]
     elif hold is not None:
         cursor.execute(f"SELECT captured_micros FROM {t['hold']} WHERE id = %(hold)s", params)
@@ -331,4 +469,4 @@ def _settle_steps(cursor, hold, params, with_close: bool, with_usage: bool):
             cursor.execute(f"SELECT balance_micros - reserved_micros FROM {t['account']} WHERE workspace_id = %(account)s",
                            params)
             available = cursor.fetchone()[0]
-    return claimed, charged, available
+    return claimed, charged, available, fired

@@ -19,6 +19,11 @@ class CreditAccount(models.Model):
     balance_micros = models.BigIntegerField(default=0)
     reserved_micros = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    # balance.low: the threshold (None: no alert) and when the alert fired for the current dip below it. Moved
+    # by the same UPDATE that moves the balance (billing.ledger_sql._MOVE): a charge that takes the available
+    # balance below the threshold sets it (once), any move back to or above it clears it (re-arms).
+    low_balance_threshold_micros = models.BigIntegerField(null=True, blank=True)
+    low_balance_fired_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -93,10 +98,38 @@ class Hold(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     resolved_at = models.DateTimeField(null=True, blank=True)
+    # The key whose budget (KeyBudget) this hold counts against, set by the reserve when the key has one: the
+    # settlement gives back to that budget whatever it does not capture. The periods are those of `created_at`.
+    budget_key_id = models.UUIDField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["status", "expires_at"])]
         constraints = [models.CheckConstraint(condition=Q(amount_micros__gt=0), name="hold_positive")]
+
+
+class KeyBudget(models.Model):
+    """An API key's (or OAuth connection's, whose principal is a key) daily and monthly spend limits and what it
+    has spent plus holds still held in the current UTC day and calendar month (CONTRACT 4.12).
+
+    The counters move only inside the money statements of billing.ledger_sql: the reserve adds a hold's amount
+    (only if no limit is passed, in the same statement or transaction as the balance check, under this row's
+    lock), the settlement gives back what the hold did not capture, a refund gives back what it refunds. A
+    counter whose `day` / `month` is not the current one counts zero: periods roll over at midnight UTC without
+    a job. A key without a row has no limits and costs the money statements nothing."""
+
+    api_key = models.OneToOneField(ApiKey, on_delete=models.CASCADE, primary_key=True, related_name="budget")
+    daily_limit_micros = models.BigIntegerField(null=True, blank=True)
+    monthly_limit_micros = models.BigIntegerField(null=True, blank=True)
+    day = models.DateField(help_text="The UTC day day_micros counts.")
+    day_micros = models.BigIntegerField(default=0, help_text="Spent plus held in `day`.")
+    month = models.DateField(help_text="The first day of the month month_micros counts.")
+    month_micros = models.BigIntegerField(default=0, help_text="Spent plus held in `month`.")
+    # The periods for which key.budget_warning / key.budget_exceeded were sent (each at most once per period).
+    warned_day = models.DateField(null=True, blank=True)
+    warned_month = models.DateField(null=True, blank=True)
+    exceeded_day = models.DateField(null=True, blank=True)
+    exceeded_month = models.DateField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
 
 
 class RequestRecord(models.Model):
@@ -143,6 +176,22 @@ class UsageDaily(models.Model):
     class Meta:
         verbose_name_plural = "daily usage rows"
         constraints = [models.UniqueConstraint(fields=["workspace", "verb", "day"], name="uniq_usage_daily")]
+
+
+class UsageKeyDaily(models.Model):
+    """Calls and credits charged per API key (or OAuth connection) and UTC day of the request records'
+    `created_at`: what `GET /v1/usage` `by_key` and the console's spend-per-key chart read. Maintained by database
+    triggers on the request record table (migration 0006), as UsageDaily is; records without a key are not in it."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    api_key_id = models.UUIDField()
+    day = models.DateField()
+    calls = models.BigIntegerField(default=0)
+    charged_micros = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "daily usage rows per key"
+        constraints = [models.UniqueConstraint(fields=["api_key_id", "day"], name="uniq_usage_key_daily")]
 
 
 class IdempotencyRecord(models.Model):

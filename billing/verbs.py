@@ -13,11 +13,40 @@ class UsageRowSerializer(serializers.Serializer):
     credits_charged = serializers.CharField()
 
 
+class KeyPeriodSerializer(serializers.Serializer):
+    limit = serializers.CharField(help_text="Credits per period.")
+    spent = serializers.CharField(help_text="Charged plus still held by calls in flight, in this period.")
+    remaining = serializers.CharField()
+    resets_at = serializers.DateTimeField(help_text="Midnight UTC ending the day, or the first of the next month.")
+
+
+class KeyLimitsSerializer(serializers.Serializer):
+    day = KeyPeriodSerializer(allow_null=True, help_text="Null: no daily limit.")
+    month = KeyPeriodSerializer(allow_null=True, help_text="Null: no monthly limit.")
+
+
+class UsageKeySerializer(serializers.Serializer):
+    key_id = serializers.CharField(help_text="The calling key's id (manage.py key_limits KEY_ID).")
+    name = serializers.CharField()
+    limits = KeyLimitsSerializer()
+
+
+class UsageByKeySerializer(serializers.Serializer):
+    key_id = serializers.CharField()
+    name = serializers.CharField(help_text="The key's name, or the OAuth connection's client name.")
+    kind = serializers.ChoiceField(choices=["api_key", "oauth_connection"])
+    calls = serializers.IntegerField()
+    credits_charged = serializers.CharField()
+
+
 class UsageSerializer(serializers.Serializer):
     credits_balance = serializers.CharField()
     credits_reserved = serializers.CharField(help_text="Held by calls in flight.")
     credits_available = serializers.CharField()
     last_30_days = UsageRowSerializer(many=True)
+    key = UsageKeySerializer(help_text="The calling key's spend limits (docs/budgets.md).")
+    by_key = UsageByKeySerializer(many=True, help_text="Every key and OAuth connection of the workspace with its "
+                                  "calls and credits over the last 30 days, most credits first.")
 
 
 class RequestRecordSerializer(serializers.Serializer):
@@ -36,7 +65,7 @@ class RequestIdIn(StrictSerializer):
 
 
 def run_usage(ctx) -> Outcome:
-    return Outcome(result=selectors.usage_get(workspace=ctx.workspace))
+    return Outcome(result=selectors.usage_get(workspace=ctx.workspace, api_key=ctx.api_key))
 
 
 def run_get_request(ctx, *, request_id: str) -> Outcome:
@@ -47,7 +76,9 @@ usage = register(Verb(
     name="usage", mcp_name="get_usage", path="/v1/usage", method="GET", run=run_usage, input=None,
     output=UsageSerializer, envelope=False, record=False, tags=("state",),
     summary="Credit balance, holds and the last 30 days of usage per verb",
-    description="Free. `credits_available` = `credits_balance` - `credits_reserved`.",
+    description="Free. `credits_available` = `credits_balance` - `credits_reserved`. `key`: the calling key's "
+    "daily and monthly limits with what is spent (held included), remaining and when each resets (null: no "
+    "limit); `by_key`: every key and OAuth connection with its calls and credits over the last 30 days.",
 ))
 
 get_request = register(Verb(

@@ -47,6 +47,7 @@ class Unauthenticated(DomainError):
 
 InsufficientCredits = _error("InsufficientCredits", "insufficient_credits", 402, "Available credits are below what this call must hold.")
 SpendCeilingExceeded = _error("SpendCeilingExceeded", "spend_ceiling_exceeded", 402, "max_credits is below the price of this call.")
+KeyBudgetExceeded = _error("KeyBudgetExceeded", "key_budget_exceeded", 402, "This key's spend limit for the period would be passed; nothing was charged.")
 InsufficientScope = _error("InsufficientScope", "insufficient_scope", 403, "This API key lacks the scope this call needs.")
 HttpsRequired = _error("HttpsRequired", "https_required", 403, "This API answers over https only: call the https BASE_URL. "
                        "A key sent over plain http may have been seen; consider rotating it.")
@@ -75,7 +76,8 @@ OperationUnknownState = _error("OperationUnknownState", "operation_unknown_state
 
 ALL_ERRORS: list[type[DomainError]] = [
     InvalidRequest, ConfirmationInvalid, ModelNotAllowed, Unauthenticated, InsufficientCredits,
-    SpendCeilingExceeded, InsufficientScope, HttpsRequired, ConfirmationDenied, NotFound, MethodNotAllowed,
+    SpendCeilingExceeded, KeyBudgetExceeded, InsufficientScope, HttpsRequired, ConfirmationDenied, NotFound,
+    MethodNotAllowed,
     IdempotencyKeyReused, IdempotencyInProgress, ConfirmationPending, ConfirmationUsed,
     SendingCapacityRequired, CampaignNotDraft, LaunchAborted, CampaignNotLaunched, CampaignNotPaused,
     RecipientSuppressed, MailboxUnavailable, ConfirmationExpired, PayloadTooLarge,

@@ -335,6 +335,7 @@ def find_intent_run(ctx, *, company_domains, signals=None) -> Outcome:
     charge = intent_price(scanned=len(domains), with_signals=with_signals)
     if charge:
         # The price is known only now: hold it exactly (402 insufficient_credits if short); the pipeline settles.
-        ctx.hold = billing.hold_place(workspace=ctx.workspace, amount=charge, request_id=ctx.request_id)
+        ctx.hold = billing.hold_place(workspace=ctx.workspace, amount=charge, request_id=ctx.request_id,
+                                      api_key=ctx.api_key)
     result = {"signals": out, "companies_scanned": len(domains), "companies_with_signals": with_signals}
     return Outcome(result=result, charge=charge)

@@ -222,7 +222,7 @@ class FindIntentOut(serializers.Serializer):
 find_intent = register(Verb(
     name="find_intent", path="/v1/find_intent", run=services.find_intent_run, input=FindIntentIn,
     output=FindIntentOut, max_charge=0,
-    errors=(errors.InsufficientCredits, errors.ProviderUnavailable), tags=("leads",),
+    errors=(errors.InsufficientCredits, errors.KeyBudgetExceeded, errors.ProviderUnavailable), tags=("leads",),
     summary="Buying-intent signals (hiring, funding, news, job changes, technology) for companies",
     description="Costs 10 credits per company with at least one signal plus 0.5 per other company scanned "
                 "(100 scanned, 8 with signals = 126). No signal at all is a free miss. Only signals observed in "

@@ -48,7 +48,8 @@ request field passes through to the model provider untouched.
 
 Billing: before calling the provider the call holds (prompt estimate + `max_completion_tokens`, else
 `max_tokens`, else {metering.DEFAULT_MAX_TOKENS}) x `n` tokens at the model's price (402 `insufficient_credits`
-if short, no provider call); it then settles exactly from the provider's `usage` (prompt + completion tokens),
+if short, 402 `key_budget_exceeded` if the hold would pass the key's daily or monthly limit; no provider call
+either way); it then settles exactly from the provider's `usage` (prompt + completion tokens),
 refunding the rest. A provider failure before any output is 502 `provider_unavailable` with nothing charged.
 
 Response: the provider's body plus `service`. With `stream: true` the response is server-sent events, the
@@ -72,7 +73,7 @@ class ChatDoc(APIView):
                                  description="A chat.completion plus `service`; or, with stream: true, "
                                              "text/event-stream of chat.completion.chunk objects."),
             **_errors(**{"400": "invalid_request, model_not_allowed", "401": "unauthenticated",
-                         "402": "insufficient_credits", "409": "idempotency_key_reused, idempotency_in_progress",
+                         "402": "insufficient_credits, key_budget_exceeded", "409": "idempotency_key_reused, idempotency_in_progress",
                          "415": "unsupported_media_type", "429": "rate_limited",
                          "502": "provider_unavailable"}),
         },
@@ -89,7 +90,7 @@ class ChatCompletionsDoc(ChatDoc):
                    parameters=[_OVERHEAD],
                    responses={200: ChatCompletionResponse,
                               **_errors(**{"400": "invalid_request, model_not_allowed", "401": "unauthenticated",
-                                           "402": "insufficient_credits", "502": "provider_unavailable"})})
+                                           "402": "insufficient_credits, key_budget_exceeded", "502": "provider_unavailable"})})
     def post(self, request):  # pragma: no cover - documentation only
         raise NotImplementedError
 

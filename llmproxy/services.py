@@ -150,7 +150,11 @@ class EarlyStart:
     takes its hold amount and one request out of them at once, under a lock. A reading does not count calls
     claimed meanwhile and not yet confirmed, so an allowance can run ahead by the calls in flight. A refused hold
     forgets the workspace and a refused rate-limit hit the key: their next calls are checked first, as they
-    always were, until a reading teaches it again; a reading taken before that refusal (on another database
+    always were, until a reading teaches it again. A key's budget (billing.models.KeyBudget) is a third
+    allowance, learned from every hold the key places (how far below its nearest limit it is, or that it has
+    none) and forgotten when its budget refuses a hold: a call starts early only while that is known and covers
+    its hold; a limit set meanwhile in another process can cost one abandoned provider request within
+    EARLY_START_SECONDS, never a charge. A reading taken before a refusal (on another database
     thread, arriving late: `read_at`) teaches nothing. The allowances are only an optimisation: the hold itself
     (the conditional UPDATE) and the rate-limit hit still decide, so nothing can overspend or pass the limit, no byte reaches the client
     before both are confirmed, and a refused call is the same 402 or 429 with nothing charged. What an
@@ -163,27 +167,45 @@ class EarlyStart:
         self._lock = threading.Lock()
         self._left: dict = {}  # workspace id -> (micro-credits, monotonic deadline)
         self._rate: dict = {}  # key id -> (requests, monotonic deadline)
+        self._budget: dict = {}  # key id -> (micro-credits below its nearest limit or None, monotonic deadline)
         self._refused: dict = {}  # workspace or ("key", key id) -> monotonic time of its last refusal
 
     @staticmethod
     def _covers(left, amount: int, now: float) -> bool:
         return left is not None and left[0] >= amount and left[1] >= now
 
-    def claim(self, workspace_id, amount: int, key_id=None) -> bool:
-        """Take `amount` from the workspace's allowance, and (with `key_id`) one request from the key's; all or
-        nothing."""
+    def claim(self, workspace_id, amount: int, key_id=None, budget_key=None) -> bool:
+        """Take `amount` from the workspace's allowance, (with `key_id`) one request from the key's, and (with
+        `budget_key`) `amount` from that key's budget allowance (a key without limits has an unbounded one, but
+        it must be known); all or nothing."""
         now = time.monotonic()
         with self._lock:
             left = self._left.get(workspace_id)
             if amount <= 0 or not self._covers(left, amount, now):
                 return False
+            room = None
+            if budget_key is not None:
+                room = self._budget.get(budget_key)
+                if room is None or room[1] < now or (room[0] is not None and room[0] < amount):
+                    return False
             if key_id is not None:
                 rate = self._rate.get(key_id)
                 if not self._covers(rate, 1, now):
                     return False
                 self._rate[key_id] = (rate[0] - 1, rate[1])
+            if room is not None and room[0] is not None:
+                self._budget[budget_key] = (room[0] - amount, room[1])
             self._left[workspace_id] = (left[0] - amount, left[1])
             return True
+
+    def learn_budget(self, key_id, room: int | None, read_at: float | None = None, refused: bool = False) -> None:
+        """A reserve's reading of the key's budget: `room` micro-credits left below its nearest limit (None: the
+        key has no limits); `refused` (the budget refused a hold): forget the key until a reading teaches it."""
+        with self._lock:
+            if refused:
+                self._refuse(self._budget, key_id, ("budget", key_id))
+            else:
+                self._keep(self._budget, key_id, room, self.seconds, read_at, ("budget", key_id))
 
     def _keep(self, table: dict, subject, value, seconds: float, read_at: float | None, refusal_of) -> None:
         """Under the lock: `table[subject] = (value, deadline)`, unless the reading predates the last refusal; a
@@ -260,7 +282,7 @@ def admit(*, authorization: str | None, request_id: str, raw_body: bytes, conten
                         idempotency_key=None)
     except Exception:  # noqa: BLE001 - refused: chat_begin refuses it again, recorded
         return None
-    if not early_start.claim(key.workspace_id, call.hold_micros, key.pk):
+    if not early_start.claim(key.workspace_id, call.hold_micros, key.pk, budget_key=key.pk):
         return None
     return call
 
@@ -310,20 +332,28 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
             past_idempotency = True  # from here on a refusal is recorded (as api.pipeline.execute does)
             call = _prepare(key=key, rate=rate, body=body, request_id=request_id,
                             idempotency_key=idempotency_key if idem_claimed else None)
-            if early is not None and early_start.claim(key.workspace_id, call.hold_micros):
+            if early is not None and early_start.claim(key.workspace_id, call.hold_micros, budget_key=key.pk):
                 early(call)
         amount = call.hold_micros
         # One transaction (one commit, three statements) for the record and the hold: the hot path's write cost.
+        refusal = None
         try:
             with _write():
-                hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,
-                                                      amount=amount, api_key=key, channel=channel,
-                                                      async_commit=settings.LLM_ASYNC_COMMIT)
+                try:
+                    hold = billing.request_open_with_hold(request_id=request_id, workspace=key.workspace, verb=VERB,
+                                                          amount=amount, api_key=key, channel=channel,
+                                                          async_commit=settings.LLM_ASYNC_COMMIT)
+                except errors.KeyBudgetExceeded as exc:  # the record is open: commit it, refuse below
+                    refusal = exc
         except BaseException:
             if pending is not None:
                 pending.close()
             raise
         record_open = True
+        if refusal is not None:
+            early_start.learn_budget(key.pk, None, refused=True)
+        elif hold is not None:
+            early_start.learn_budget(key.pk, _budget_room(hold), read_at)
         if pending is not None:
             rate = call.rate = pending.result()
             early_start.learn_rate(key.pk, rate, read_at)
@@ -334,6 +364,8 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
                     billing.request_delete(request_id=request_id)
                 hold, record_open, past_idempotency = None, False, False
                 raise errors.RateLimited()
+        if refusal is not None:
+            raise refusal
         if amount > 0 and hold is None:
             early_start.forget(key.workspace_id)
             raise billing.insufficient_credits(workspace=key.workspace, amount=amount)
@@ -342,6 +374,8 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         return call
     except Exception as exc:
         err = _with_rate(exc, rate, request_id)
+        if getattr(exc, "recorded", False):  # refused by the key's budget in the statement that opened the record
+            record_open = True
         try:
             if hold is not None:
                 billing.hold_release(hold=hold)
@@ -363,6 +397,16 @@ def chat_begin(*, authorization: str | None, request_id: str, raw_body: bytes, c
         raise err from exc
 
 
+def _budget_room(hold) -> int | None:
+    """How far below its nearest limit the key's budget was left by `hold` (None: the key has no limits)."""
+    budget = getattr(hold, "budget_after", None)
+    if budget is None:
+        return None
+    room = [limit - spent for limit, spent in ((budget.daily_limit, budget.day), (budget.monthly_limit, budget.month))
+            if limit is not None]
+    return min(room) if room else None
+
+
 def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int = 200) -> dict:
     """Settle the hold to the exact charge of `usage` (the rest released in the same transaction), close
     the request record; returns the `service` envelope."""
@@ -374,6 +418,8 @@ def chat_finish(*, call: Call, status: str, usage: dict | None, http_status: int
             hold=call.hold, charge=charge, workspace=call.workspace, request_id=call.request_id, status=status,
             http_status=http_status, verb=VERB, usage=record_usage, async_commit=settings.LLM_ASYNC_COMMIT)
     early_start.learn(call.workspace.pk, available, read_at)
+    if call.hold is not None:  # the key's budget as its hold left it, fresh again (a long stream outlives it)
+        early_start.learn_budget(call.api_key.pk, _budget_room(call.hold), read_at)
     if status != "succeeded" and call.idempotency_key:  # a cut call is not replayable: free the key for a retry
         billing.idempotency_complete(workspace=call.workspace, key=call.idempotency_key, request_id=call.request_id,
                                      status=http_status, body=b"", store=False)

@@ -70,12 +70,3 @@ class WebhookDelivery(models.Model):
         verbose_name_plural = "webhook deliveries"
         indexes = [models.Index(fields=["status", "next_attempt_at"]),
                    models.Index(fields=["endpoint", "-created_at"])]
-
-
-class BalanceAlert(models.Model):
-    """The workspace's low-balance threshold: `balance.low` fires once when the available balance is below
-    it (checked every scheduler tick) and re-arms when the balance is back at or above it."""
-
-    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, primary_key=True, related_name="+")
-    threshold_micros = models.BigIntegerField()
-    fired_at = models.DateTimeField(null=True, blank=True)

@@ -36,8 +36,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Membership, User, Workspace
+from billing import services as billing
+from billing.models import CreditAccount
 from core import errors
 from core.ids import new_id
+from core.money import format_credits
 from core.outbound import host_valid
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -48,6 +51,7 @@ EVENT_TYPES = [
     "operation.updated",
     "approval.requested", "approval.decided", "mailbox.needs_reconnect", "balance.low",
     "mailbox.health_changed", "domain.health_changed",
+    "key.budget_warning", "key.budget_exceeded",
 ]
 TEST_EVENT = "webhook.test"
 MAX_ENDPOINTS = 20
@@ -495,46 +499,32 @@ def approval_render(token) -> dict:
 
 
 # --- balance.low ------------------------------------------------------------------------------------
+# The threshold and whether it fired live on the credit account (billing): the statement that charges checks them,
+# so the event follows the charge that crosses the threshold; the scheduler's sweep is the backstop.
 def balance_threshold_get(*, workspace: Workspace) -> int | None:
-    from webhooks.models import BalanceAlert
-
-    return BalanceAlert.objects.filter(workspace=workspace).values_list("threshold_micros", flat=True).first()
+    return billing.low_balance_threshold_get(workspace=workspace)
 
 
 def balance_threshold_set(*, workspace: Workspace, threshold: int | None) -> None:
-    from webhooks.models import BalanceAlert
+    billing.low_balance_threshold_set(workspace=workspace, threshold=threshold)
 
-    if threshold is None:
-        BalanceAlert.objects.filter(workspace=workspace).delete()
+
+def balance_low_emit(*, workspace_id) -> None:
+    """The balance.low event, with the account as it is now (billing's balance_low signal)."""
+    account = CreditAccount.objects.filter(pk=workspace_id).first()
+    if account is None or account.low_balance_threshold_micros is None:
         return
-    BalanceAlert.objects.update_or_create(workspace=workspace, defaults={"threshold_micros": int(threshold),
-                                                                         "fired_at": None})
+    event_emit_safely(workspace=workspace_id, type="balance.low", data={
+        "credits_balance": format_credits(account.balance_micros),
+        "credits_reserved": format_credits(account.reserved_micros),
+        "credits_available": format_credits(account.available_micros),
+        "threshold": format_credits(account.low_balance_threshold_micros)})
 
 
 def balances_check() -> int:
-    """Emit balance.low for each workspace whose available balance fell below its threshold (once)."""
-    from billing.models import CreditAccount
-    from core.money import format_credits
-    from webhooks.models import BalanceAlert
-
-    fired = 0
-    for alert in BalanceAlert.objects.all():
-        account = CreditAccount.objects.filter(pk=alert.workspace_id).first()
-        if account is None:
-            continue
-        low = account.available_micros < alert.threshold_micros
-        if low and alert.fired_at is None:
-            with transaction.atomic():
-                if BalanceAlert.objects.filter(pk=alert.pk, fired_at__isnull=True).update(fired_at=timezone.now()):
-                    event_emit(workspace=alert.workspace_id, type="balance.low", data={
-                        "credits_balance": format_credits(account.balance_micros),
-                        "credits_reserved": format_credits(account.reserved_micros),
-                        "credits_available": format_credits(account.available_micros),
-                        "threshold": format_credits(alert.threshold_micros)})
-                    fired += 1
-        elif not low and alert.fired_at is not None:
-            BalanceAlert.objects.filter(pk=alert.pk).update(fired_at=None)
-    return fired
+    """The scheduler's backstop: balance.low for each workspace below its threshold that has not fired (a hold, not a
+    charge, took it there), and re-arming; returns how many fired."""
+    return billing.low_balance_sweep()
 
 
 def events_purge(*, days: int = 30) -> int:

@@ -18,7 +18,7 @@ def run(*args):
 def test_create_workspace_json_prints_exactly_one_object(db):
     out = run("create_workspace", "--email", "Ops@Example.com", "--credits", "10.5", "--scopes", "all", "--json")
     data = json.loads(out)
-    assert set(data) == {"workspace_id", "api_key"}
+    assert set(data) == {"workspace_id", "api_key", "key_id"}
     assert data["api_key"].startswith("service_sk_live_") and len(data["api_key"]) >= len("service_sk_live_") + 32
     ws = Workspace.objects.get(pk=data["workspace_id"])
     assert Membership.objects.get(workspace=ws).role == "owner"
@@ -26,6 +26,7 @@ def test_create_workspace_json_prints_exactly_one_object(db):
     assert CreditAccount.objects.get(pk=ws.pk).balance_micros == 310_500_000
     assert sorted(ApiKey.objects.get(workspace=ws).scopes) == ["assets:purchase", "campaign:launch", "campaign:write",
                                                               "replies:send"]
+    assert str(ApiKey.objects.get(workspace=ws).pk) == data["key_id"]  # what manage.py key_limits takes
     assert data["api_key"] not in str(list(ApiKey.objects.values()))
 
 

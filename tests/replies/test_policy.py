@@ -31,7 +31,8 @@ def test_key_limits_command_sets_and_prints_one_json_object(workspace, api_key):
     key = ApiKey.objects.get(workspace=workspace)
     shown = run(str(key.pk))
     assert shown == {"key_id": str(key.pk), "name": "test", "kind": "api_key", "workspace_id": str(workspace.pk),
-                     "scopes": key.scopes, "revoked": False, "answers_per_day": None}
+                     "scopes": key.scopes, "revoked": False, "answers_per_day": None,
+                     "daily_limit": None, "monthly_limit": None, "limits": {"day": None, "month": None}}
     assert run(str(key.pk), "--answers-per-day", "3")["answers_per_day"] == 3
     key.refresh_from_db()
     assert key.answers_per_day == 3

@@ -31,10 +31,11 @@ class Command(BaseCommand):
                 workspace = workspace_create(owner=user, name=opts["name"])
                 if extra:
                     credits_grant(workspace=workspace, amount=extra, memo="create_workspace --credits")
-                _, plaintext = key_create(workspace=workspace, name="default", scopes=scopes, created_by=user)
+                key, plaintext = key_create(workspace=workspace, name="default", scopes=scopes, created_by=user)
         except errors.DomainError as exc:
             raise CommandError(exc.message) from exc
         if opts["json"]:
-            self.stdout.write(json.dumps({"workspace_id": str(workspace.pk), "api_key": plaintext}))
+            self.stdout.write(json.dumps({"workspace_id": str(workspace.pk), "api_key": plaintext,
+                                          "key_id": str(key.pk)}))
         else:
             self.stdout.write(f"workspace {workspace.pk} for {user.email}\nAPI key (shown once): {plaintext}")
