@@ -117,3 +117,36 @@ class DnsRegistrar:
 
     def dns_hosts_set(self, *, name: str, records: list[DnsRecord]) -> None:
         raise NotImplementedError
+
+
+class RegistrarHostedProvider(SendingProvider):
+    """A provider whose mailboxes live on domains that a registrar (`self.registrar`, a `DnsRegistrar`)
+    registers and whose DNS it writes: availability, registration and read-back are the registrar's, and the
+    service's DKIM key is written through it."""
+
+    registrar: DnsRegistrar
+
+    def domains_available(self, names):
+        return self.registrar.domains_available(names)
+
+    def domain_register(self, *, name, client_ref):
+        ext = self.registrar.domain_register(name=name, client_ref=client_ref)
+        return External(ref=name, status=ext.status, detail=ext.detail) if ext.status != FAILED else ext
+
+    def domain_lookup(self, *, name, client_ref):
+        found = self.registrar.domain_lookup(name=name, client_ref=client_ref)
+        return External(ref=name, status=found.status) if found else None
+
+    def domain_dns_publish(self, *, ref, name, records):
+        """Write the service's DKIM key record(s) through the registrar (other records, such as the DMARC policy
+        written at set-up, stay)."""
+        suffix = "." + name
+        wanted = [DnsRecord(host=r["name"][:-len(suffix)], type=r["type"], address=r["value"])
+                  for r in records if "._domainkey." in r["name"] and r["name"].endswith(suffix)]
+        if not wanted:
+            return
+        existing = self.registrar.dns_hosts_get(name=name)
+        if all(w in existing for w in wanted):
+            return
+        keep = [r for r in existing if r.host not in {w.host for w in wanted}]
+        self.registrar.dns_hosts_set(name=name, records=keep + wanted)

@@ -59,7 +59,7 @@ from sending.providers.base import (
     External,
     OutcomeUnknown,
     ProviderError,
-    SendingProvider,
+    RegistrarHostedProvider,
 )
 
 ADMIN_SCOPES = (
@@ -197,7 +197,7 @@ def merge_records(existing: list[DnsRecord], wanted: list[DnsRecord]) -> list[Dn
     return keep + list(wanted)
 
 
-class GoogleWorkspaceProvider(SendingProvider):
+class GoogleWorkspaceProvider(RegistrarHostedProvider):
     name = "google_workspace"
     ready_estimate = "1 to 3 days (domain registration, DNS propagation and Google's domain verification)"
     transport: httpx.BaseTransport | None = None  # tests inject a local fake (httpx.MockTransport)
@@ -250,18 +250,7 @@ class GoogleWorkspaceProvider(SendingProvider):
     def _customer(self) -> str:
         return quote(settings.GOOGLE_WORKSPACE_CUSTOMER_ID, safe="")
 
-    # --- domains: registration is the registrar's -------------------------------------------------------
-    def domains_available(self, names):
-        return self.registrar.domains_available(names)
-
-    def domain_register(self, *, name, client_ref):
-        ext = self.registrar.domain_register(name=name, client_ref=client_ref)
-        return External(ref=name, status=ext.status, detail=ext.detail) if ext.status != FAILED else ext
-
-    def domain_lookup(self, *, name, client_ref):
-        found = self.registrar.domain_lookup(name=name, client_ref=client_ref)
-        return External(ref=name, status=found.status) if found else None
-
+    # --- domains (registration, read-back and the DKIM record are the registrar's: RegistrarHostedProvider) --
     def domain_status(self, *, ref):
         name = ref
         reg = self.registrar.domain_status(ref=name)
@@ -296,21 +285,6 @@ class GoogleWorkspaceProvider(SendingProvider):
             return External(ref=name, status=ACTIVE, detail="verified by Google Workspace")
         return External(ref=name, status=PENDING, detail="DNS written; not yet verified by Google")
 
-    def domain_dns_publish(self, *, ref, name, records):
-        """Write the service's DKIM key record(s) through the registrar (the DMARC policy written at set-up, with
-        its reporting address, stays)."""
-        suffix = "." + name
-        wanted = [DnsRecord(host=r["name"][:-len(suffix)], type=r["type"], address=r["value"])
-                  for r in records if "._domainkey." in r["name"] and r["name"].endswith(suffix)]
-        if not wanted:
-            return
-        existing = self.registrar.dns_hosts_get(name=name)
-        if all(w in existing for w in wanted):
-            return
-        keep = [r for r in existing if r.host not in {w.host for w in wanted}]
-        self.registrar.dns_hosts_set(name=name, records=keep + wanted)
-
-    # --- mailboxes ----------------------------------------------------------------------------------------
     def _user_by_ref(self, client_ref: str) -> dict | None:
         resp = self._request("GET", self._directory("/users"), scope=" ".join(ADMIN_SCOPES),
                              params={"customer": settings.GOOGLE_WORKSPACE_CUSTOMER_ID,

@@ -59,7 +59,7 @@ from sending.providers.base import (
     External,
     OutcomeUnknown,
     ProviderError,
-    SendingProvider,
+    RegistrarHostedProvider,
 )
 
 GRAPH_SCOPE = "https://graph.microsoft.com/.default"
@@ -195,7 +195,7 @@ def dmarc_record() -> DnsRecord:
     return DnsRecord(host="_dmarc", type="TXT", address="v=DMARC1; p=none" + (f"; rua=mailto:{rua}" if rua else ""))
 
 
-class Microsoft365Provider(SendingProvider):
+class Microsoft365Provider(RegistrarHostedProvider):
     name = "microsoft365"
     ready_estimate = "1 to 3 days (domain registration, DNS propagation and Microsoft's domain verification)"
     transport: httpx.BaseTransport | None = None  # tests inject a local fake (httpx.MockTransport)
@@ -240,18 +240,7 @@ class Microsoft365Provider(SendingProvider):
             raise ProviderError(f"Microsoft Graph HTTP {status} ({code}): {message}", permanent=False)
         raise ProviderError(f"Microsoft Graph HTTP {status} ({code}): {message}", permanent=True)
 
-    # --- domains: registration is the registrar's -------------------------------------------------------
-    def domains_available(self, names):
-        return self.registrar.domains_available(names)
-
-    def domain_register(self, *, name, client_ref):
-        ext = self.registrar.domain_register(name=name, client_ref=client_ref)
-        return External(ref=name, status=ext.status, detail=ext.detail) if ext.status != FAILED else ext
-
-    def domain_lookup(self, *, name, client_ref):
-        found = self.registrar.domain_lookup(name=name, client_ref=client_ref)
-        return External(ref=name, status=found.status) if found else None
-
+    # --- domains (registration, read-back and the DKIM record are the registrar's: RegistrarHostedProvider) --
     def _write_dns(self, name: str, wanted: list[DnsRecord]) -> None:
         existing = self.registrar.dns_hosts_get(name=name)
         merged = merge_records(existing, wanted)
@@ -293,20 +282,6 @@ class Microsoft365Provider(SendingProvider):
         self._write_dns(name, [*wanted, dmarc_record()])
         return External(ref=name, status=ACTIVE, detail="verified by Microsoft 365; mail records written")
 
-    def domain_dns_publish(self, *, ref, name, records):
-        """Write the service's DKIM key record(s) through the registrar."""
-        suffix = "." + name
-        wanted = [DnsRecord(host=r["name"][:-len(suffix)], type=r["type"], address=r["value"])
-                  for r in records if "._domainkey." in r["name"] and r["name"].endswith(suffix)]
-        if not wanted:
-            return
-        existing = self.registrar.dns_hosts_get(name=name)
-        if all(w in existing for w in wanted):
-            return
-        keep = [r for r in existing if r.host not in {w.host for w in wanted}]
-        self.registrar.dns_hosts_set(name=name, records=keep + wanted)
-
-    # --- mailboxes ----------------------------------------------------------------------------------------
     def _attribute(self) -> str:
         return settings.MICROSOFT365_REFERENCE_ATTRIBUTE
 
