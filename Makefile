@@ -20,12 +20,14 @@ model: $(STAMP)
 
 install: $(STAMP) model
 
-migrate: $(STAMP) model
+migrate: $(STAMP)
 	$(PY) manage.py migrate --noinput -v1
 
+# the service starts at once; on a fresh clone the reply model builds beside it (replies.model_background: its progress lines
+# interleave with the service's; replies that arrive meanwhile wait for it and are classified once it is there)
 run: migrate
 	$(PY) manage.py seed_demo
-	$(PY) manage.py serve
+	$(PY) -m replies.model_background & $(PY) manage.py serve
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

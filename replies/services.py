@@ -26,7 +26,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from replies import classify as cl
-from replies import content, feedback, llm, notices
+from replies import content, feedback, llm, model_background, notices
 from replies.models import InboundMessage, Reply, ReplyAnswer
 from sending.signals import mailbox_health_mark
 
@@ -218,6 +218,11 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
     # may hold a lock (on SQLite a write transaction locks the whole database)
     first = InboundMessage.objects.filter(pk=inbound_id).only("state", "raw").first()
     if first is None or first.state != InboundMessage.State.RECEIVED:
+        return first
+    if model_background.waiting():
+        # a fresh instance still building its model beside the service: the message stays received (no attempt
+        # counted) and the sweeper classifies it once the model is there
+        logger.info("reply %s waits for the classifier's model, being built", inbound_id)
         return first
     # counted outside the transaction below, so a run that crashes still counts (the sweep gives up at last)
     InboundMessage.objects.filter(pk=inbound_id).update(attempts=F("attempts") + 1)

@@ -283,3 +283,36 @@ def test_sweep_survives_a_message_that_cannot_be_classified(world, monkeypatch):
         assert tasks.classify_sweep() == 0  # given up after 5 attempts: raw kept, reply unclassified
     bad.inbound.refresh_from_db()
     assert (bad.inbound.state, bad.inbound.attempts, bad.inbound.reply.classification) == ("received", 5, None)
+
+
+
+def test_a_reply_waits_while_the_model_builds_in_the_background(world, tmp_path, monkeypatch):
+    """`make run` starts the service at once and builds the reply model beside it (replies.model_background): a
+    reply that needs the model meanwhile stays received, without counting a failed attempt, instead of building a
+    second copy inside the worker; once the model is there it is classified as usual."""
+    import os
+
+    from replies import model, model_background
+
+    monkeypatch.setattr(model, "_model", None)
+    monkeypatch.setenv("REPLIES_MODEL_DIR", str(tmp_path))
+    model_background.building_path().write_text(str(os.getpid()))  # a live builder (this process stands in)
+    stored = services.inbound_store(mailbox=world.mailbox, raw=reply_bytes(in_reply_to="<msg-0@outreach-sbx.test>"),
+                                    source="smtp")
+    services.inbound_classify(inbound_id=stored.inbound.pk)
+    inbound = InboundMessage.objects.get(pk=stored.inbound.pk)
+    assert inbound.state == "received" and inbound.attempts == 0
+    assert Reply.objects.get(inbound=inbound).classification is None
+    assert not list(tmp_path.glob("model-*.pkl"))  # nothing built here
+    monkeypatch.undo()  # the model is there now (the shared cache)
+    services.inbound_classify(inbound_id=stored.inbound.pk)
+    assert Reply.objects.get(inbound=inbound).classification == "interested"
+
+
+def test_a_dead_builders_mark_does_not_make_replies_wait(tmp_path, monkeypatch):
+    from replies import model, model_background
+
+    monkeypatch.setattr(model, "_model", None)
+    monkeypatch.setenv("REPLIES_MODEL_DIR", str(tmp_path))
+    model_background.building_path().write_text("999999999")  # no such process: a build that died
+    assert not model_background.waiting()
