@@ -45,6 +45,19 @@ class Trickler:
                 if not chunk:
                     return
                 data += chunk
+            # read the request's body too, as a real server does: closing with unread bytes in the socket would
+            # reset the connection under the client (a failed delivery that a loaded machine makes likely)
+            head_end = data.index(b"\r\n\r\n") + 4
+            length = 0
+            for line in data[:head_end].split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value.strip() or 0)
+            while len(data) - head_end < length:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
             with self._requested:
                 self.requests += 1
                 self._requested.notify_all()
