@@ -10,7 +10,12 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[dev]'  # not --quiet: a first install takes a while, and says what it is doing
+	@# not --quiet: a first install takes a while and says what it is doing; pip prints nothing while it unpacks
+	@# the ~120 packages it collected, so a line every 5 s says it is still at it
+	$(PY) -m pip install -e '.[dev]' & pid=$$!; i=0; \
+	  while kill -0 $$pid 2>/dev/null; do sleep 1; i=$$((i + 1)); \
+	    if [ $$((i % 5)) -eq 0 ] && kill -0 $$pid 2>/dev/null; then echo "[install] pip is still installing ($$i s)"; fi; \
+	  done; wait $$pid
 	touch $(STAMP)
 
 # the reply classifier's local model, built deterministically from replies/corpus/train (cached under var/), on every
