@@ -690,7 +690,8 @@ DELIVERABILITY_CHECK_INTERVAL_SECONDS = env_int("DELIVERABILITY_CHECK_INTERVAL_S
 # record that authorizes some sender passes.
 DELIVERABILITY_SPF_REQUIRE = [s.strip() for s in (env("DELIVERABILITY_SPF_REQUIRE", "") or "").split(",") if s.strip()]
 CELERY_BEAT_SCHEDULE["deliverability-sweep"] = {"task": "deliverability.tasks.sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}
-# Gmail Postmaster Tools API v2 (deliverability/postmaster.py): spam rate of Google Workspace sending domains, read
+# Gmail Postmaster Tools API v2 (deliverability/postmaster.py): spam rate and compliance status of Google Workspace
+# sending domains, read
 # with the GOOGLE_WORKSPACE_SERVICE_ACCOUNT_FILE service account acting as GOOGLE_WORKSPACE_ADMIN_EMAIL.
 POSTMASTER_TOOLS_ENABLED = env_bool("POSTMASTER_TOOLS_ENABLED", False)
 POSTMASTER_TOOLS_URL = env("POSTMASTER_TOOLS_URL", "https://gmailpostmastertools.googleapis.com")

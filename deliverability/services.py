@@ -9,7 +9,10 @@ the windows (signals before the resume no longer count; a DNS failure's 24 hours
   `paused` at 5%. Plus its domain's state and reasons (a paused domain pauses its mailboxes).
 - Domain: complaints (ARF reports) over 7 days: `warning` at the first, `paused` at 0.3% of its sends with at
   least 2 complaints, or at 3 complaints whatever the volume; each failing DNS check: `warning` at once, `paused`
-  24 hours later if it still fails; a listing on any `DELIVERABILITY_DNSBL_ZONES` zone: `paused`.
+  24 hours later if it still fails; a listing on any `DELIVERABILITY_DNSBL_ZONES` zone: `paused`; Gmail
+  Postmaster Tools (Google Workspace domains, when configured): any reported spam warns and 0.3% pauses; a
+  compliance requirement Gmail says needs work warns, and pauses 24 hours later if it still does (the spam-rate
+  requirement pauses at once).
   A mailbox without a sending-domain row (bring-your-own) applies the complaint rule to its own domain name.
 
 Every state change is recorded (`HealthEvent`), emitted as a webhook event (`mailbox.health_changed`,
@@ -40,6 +43,9 @@ RANK = {HEALTHY: 0, WARNING: 1, PAUSED: 2}
 REASONS = HEALTH_REASONS
 DOMAIN_REASONS = frozenset(REASONS) - {"bounce_rate"}
 COMPLAINT_DAYS = 7
+# check_failing_since key prefix of a Gmail compliance requirement (`postmaster:SPF`): since when Gmail says it
+# needs work
+COMPLIANCE_KEY = "postmaster:"
 
 
 @dataclass(frozen=True)
@@ -219,6 +225,7 @@ def domain_evaluate(*, domain_id: str, now: datetime | None = None, actor: str =
             # Gmail's own spam rate: the complaint rule with Gmail's figure (any complaint warns, 0.3% pauses)
             verdicts.append((PAUSED if rate >= lim.complaint_pause_rate else WARNING if rate > 0 else HEALTHY,
                              "postmaster"))
+        verdicts += _compliance_verdicts(domain, now=now, grace=grace)
         listed_after_arm = (domain.blocklist_checked_at is not None and
                             (domain.health_armed_at is None or domain.blocklist_checked_at >= domain.health_armed_at))
         if domain.blocklists and listed_after_arm:
@@ -234,6 +241,31 @@ def domain_evaluate(*, domain_id: str, now: datetime | None = None, actor: str =
         for mailbox_id in domain.mailboxes.exclude(status=Mailbox.Status.REMOVED).values_list("pk", flat=True):
             mailbox_evaluate(mailbox_id=mailbox_id, now=now, release_domain_pause=release_mailboxes, actor=actor)
     return domain.health_state
+
+
+def _compliance_verdicts(domain: SendingDomain, *, now: datetime, grace: timedelta) -> list[tuple[str, str]]:
+    """Gmail's own compliance verdict (Postmaster Tools `getComplianceStatus`), read after the last resume, as
+    `postmaster` verdicts: `USER_REPORTED_SPAM_RATE` needing work is Gmail saying the spam rate is over its 0.3%
+    limit, so it pauses like the complaint rule; any other requirement needing work (authentication, formatting,
+    TLS, unsubscribe) is treated like a failing DNS check: `warning` at once, `paused` if Gmail still says so once
+    the DNS grace has passed since it first did (or since the resume)."""
+    found = (domain.checks or {}).get("postmaster_compliance")
+    measured = (domain.checks or {}).get("postmaster_compliance_checked_at")
+    if not isinstance(found, dict) or not found or not measured:
+        return []
+    if domain.health_armed_at is not None and datetime.fromisoformat(measured) < domain.health_armed_at:
+        return []
+    verdicts = []
+    for requirement in found:
+        if requirement == "USER_REPORTED_SPAM_RATE":
+            verdicts.append((PAUSED, "postmaster"))
+            continue
+        since = (domain.check_failing_since or {}).get(f"{COMPLIANCE_KEY}{requirement}")
+        start = datetime.fromisoformat(since) if since else now
+        if domain.health_armed_at and domain.health_armed_at > start:
+            start = domain.health_armed_at
+        verdicts.append((PAUSED if now - start >= grace else WARNING, "postmaster"))
+    return verdicts
 
 
 # --- signals ----------------------------------------------------------------------------------------------
@@ -293,7 +325,7 @@ def domain_check(*, domain_id: str, now: datetime | None = None) -> SendingDomai
     domain = SendingDomain.objects.select_related("operation").filter(pk=domain_id).first()
     if domain is None:
         return None
-    found: dict[str, str] = {}
+    found: dict[str, object] = {}
     lookups = {
         "spf": lambda: checks.check_spf(domain.name, spf_required(domain)),
         "dkim": lambda: checks.check_dkim(domain.name, domain.dkim_selector, dkim_public_record(domain)),
@@ -316,6 +348,12 @@ def domain_check(*, domain_id: str, now: datetime | None = None) -> SendingDomai
             found["postmaster_checked_at"] = now.isoformat()
         except postmaster.PostmasterUnavailable as exc:
             logger.warning("domain %s: no Postmaster Tools figure (%s); keeping the last one", domain.name, exc)
+        try:
+            found["postmaster_compliance"] = postmaster.compliance_needs_work(domain.name)
+            found["postmaster_compliance_checked_at"] = now.isoformat()
+        except postmaster.PostmasterUnavailable as exc:
+            logger.warning("domain %s: no Postmaster Tools compliance status (%s); keeping the last one",
+                           domain.name, exc)
     with transaction.atomic():
         domain = SendingDomain.objects.select_for_update().get(pk=domain_id)
         current = dict(domain.checks or {})
@@ -328,6 +366,13 @@ def domain_check(*, domain_id: str, now: datetime | None = None) -> SendingDomai
                 failing.pop(name, None)
             else:
                 failing.setdefault(name, now.isoformat())
+        if "postmaster_compliance" in found:  # a definite answer: each requirement's first "needs work" is kept
+            needs_work = set(found["postmaster_compliance"] or {})
+            for key in [k for k in failing if k.startswith(COMPLIANCE_KEY)]:
+                if key[len(COMPLIANCE_KEY):] not in needs_work:
+                    failing.pop(key)
+            for requirement in needs_work:
+                failing.setdefault(f"{COMPLIANCE_KEY}{requirement}", now.isoformat())
         # a listing stays until a definite "not listed" (an error answer neither lists nor clears); a zone no
         # longer configured is dropped
         listed = {z for z in domain.blocklists or [] if z in listings}

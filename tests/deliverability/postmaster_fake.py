@@ -9,7 +9,13 @@ httpx.MockTransport at the real default URLs:
   dateRanges[{start, end}]` or `dateList.dates[]`, dates as `{year, month, day}`); the answer is
   `{"domainStats": [{"name", "metric", "date", "value": {"doubleValue"}}], "nextPageToken"}`, one entry per
   day with data (days without statistics are left out), `pageSize` honoured (default 10, at most 200);
-  a domain not registered for the caller is 404 in Google's JSON error shape, a bad token 401.
+  a domain not registered for the caller is 404 in Google's JSON error shape, a bad token 401;
+- `GET /v2/domains/{domain}/complianceStatus` (`domains.getComplianceStatus`, empty body): `{"name":
+  "domains/{domain}/complianceStatus", "complianceData": DomainComplianceData, "subdomainComplianceData"?}`, where
+  DomainComplianceData is `{"domainId", "rowData": [{"requirement", "status": {"status"}}],
+  "oneClickUnsubscribeVerdict": {"status": {"status"}, "reason"?}, "honorUnsubscribeVerdict": {...}}`, status
+  `COMPLIANT` or `NEEDS_WORK`, a verdict's `reason` only when it needs work; a domain without compliance data is
+  404, one the caller may not read 403 PERMISSION_DENIED.
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ SCOPES = {"https://www.googleapis.com/auth/postmaster.traffic.readonly", "https:
 STANDARD_METRICS = {"FEEDBACK_LOOP_ID", "FEEDBACK_LOOP_SPAM_RATE", "SPAM_RATE", "AUTH_SUCCESS_RATE",
                     "TLS_ENCRYPTION_MESSAGE_COUNT", "TLS_ENCRYPTION_RATE", "DELIVERY_ERROR_COUNT",
                     "DELIVERY_ERROR_RATE"}
+REQUIREMENTS = ("SPF", "DKIM", "SPF_AND_DKIM", "DMARC_POLICY", "DMARC_ALIGNMENT", "MESSAGE_FORMATTING", "DNS_RECORDS",
+                "ENCRYPTION", "USER_REPORTED_SPAM_RATE", "ONE_CLICK_UNSUBSCRIBE", "HONOR_UNSUBSCRIBE")
+VERDICT_REASONS = {"ONE_CLICK_UNSUBSCRIBE": {"NO_UNSUB_GENERAL", "NO_UNSUB_SPAM_REPORTS", "NO_UNSUB_PROMO_SPAM_REPORTS"},
+                   "HONOR_UNSUBSCRIBE": {"NOT_HONORING", "NOT_HONORING_TOO_FEW_CAMPAIGNS",
+                                         "NOT_HONORING_TOO_MANY_CAMPAIGNS"}}
 
 
 def _error(status: int, message: str, state: str) -> httpx.Response:
@@ -44,6 +55,12 @@ class FakePostmaster:
         self.rates: dict[str, dict[date, float]] = {}  # domain -> day -> spam rate (0..1)
         self.tokens: set[str] = set()
         self.queries: list[dict] = []
+        # domain -> {requirement: reason} of the requirements that need work (every other one is COMPLIANT);
+        # a domain missing here has no compliance data (404)
+        self.compliance: dict[str, dict[str, str]] = {}
+        self.subdomain_compliance: dict[str, dict[str, str]] = {}  # a subdomain's own figures, when present
+        self.forbidden: set[str] = set()  # domains the caller may not read (403 PERMISSION_DENIED)
+        self.compliance_reads: list[str] = []
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self)
@@ -57,6 +74,12 @@ class FakePostmaster:
             if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self.tokens:
                 return _error(401, "Request had invalid authentication credentials.", "UNAUTHENTICATED")
             return self._query(url[len(prefix):-len("/domainStats:query")], json.loads(request.content))
+        if request.method == "GET" and url.startswith(prefix) and url.endswith("/complianceStatus"):
+            if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self.tokens:
+                return _error(401, "Request had invalid authentication credentials.", "UNAUTHENTICATED")
+            if request.content:
+                return _error(400, "The request body must be empty.", "INVALID_ARGUMENT")
+            return self._compliance(url[len(prefix):-len("/complianceStatus")])
         return _error(404, "Not found", "NOT_FOUND")
 
     def _token(self, request: httpx.Request) -> httpx.Response:
@@ -110,3 +133,34 @@ class FakePostmaster:
         if start + size < len(stats):
             page["nextPageToken"] = str(start + size)
         return httpx.Response(200, json=page)
+
+    def _compliance(self, domain: str) -> httpx.Response:
+        self.compliance_reads.append(domain)
+        if domain in self.forbidden:
+            return _error(403, "The caller does not have permission", "PERMISSION_DENIED")
+        if domain not in self.compliance:
+            return _error(404, f"Requested entity was not found: domains/{domain}/complianceStatus", "NOT_FOUND")
+        body = {"name": f"domains/{domain}/complianceStatus",
+                "complianceData": self._data(domain.split(".", 1)[-1] if domain in self.subdomain_compliance
+                                             else domain, self.compliance[domain])}
+        if domain in self.subdomain_compliance:
+            body["subdomainComplianceData"] = self._data(domain, self.subdomain_compliance[domain])
+        return httpx.Response(200, json=body)
+
+    @staticmethod
+    def _data(domain: str, needs_work: dict[str, str]) -> dict:
+        assert set(needs_work) <= set(REQUIREMENTS), needs_work
+
+        def status(requirement):
+            return {"status": "NEEDS_WORK" if requirement in needs_work else "COMPLIANT"}
+
+        data = {"domainId": domain, "rowData": [{"requirement": r, "status": status(r)} for r in REQUIREMENTS]}
+        for key, requirement in (("oneClickUnsubscribeVerdict", "ONE_CLICK_UNSUBSCRIBE"),
+                                 ("honorUnsubscribeVerdict", "HONOR_UNSUBSCRIBE")):
+            verdict = {"status": status(requirement)}
+            if requirement in needs_work:
+                reason = needs_work[requirement] or sorted(VERDICT_REASONS[requirement])[0]
+                assert reason in VERDICT_REASONS[requirement], reason
+                verdict["reason"] = reason
+            data[key] = verdict
+        return data

@@ -109,3 +109,82 @@ def test_only_google_workspace_domains_are_asked(fake, workspace):
     mb = make_active_mailbox(workspace, email="alex@plain-mail.test")
     health.domain_check(domain_id=mb.domain_id)
     assert fake.queries == []
+
+
+# --- domains.getComplianceStatus: Gmail's own verdict on the bulk-sender requirements ------------------------
+def test_the_compliance_status_is_read_in_the_documented_shape(fake, workspace):
+    fake.compliance["shape-gw.test"] = {"DMARC_ALIGNMENT": "", "ONE_CLICK_UNSUBSCRIBE": "NO_UNSUB_SPAM_REPORTS"}
+    assert postmaster.compliance_needs_work("shape-gw.test") == {
+        "DMARC_ALIGNMENT": "", "ONE_CLICK_UNSUBSCRIBE": "NO_UNSUB_SPAM_REPORTS"}
+    fake.compliance["fine-gw.test"] = {}
+    assert postmaster.compliance_needs_work("fine-gw.test") == {}
+    assert postmaster.compliance_needs_work("unknown-gw.test") is None  # no compliance data: 404, no signal
+    # a subdomain with its own figures is judged by them, not by its registrable domain's
+    fake.compliance["news.sub-gw.test"] = {"SPF": ""}
+    fake.subdomain_compliance["news.sub-gw.test"] = {"DKIM": ""}
+    assert postmaster.compliance_needs_work("news.sub-gw.test") == {"DKIM": ""}
+    fake.forbidden.add("locked-gw.test")
+    with pytest.raises(postmaster.PostmasterUnavailable):
+        postmaster.compliance_needs_work("locked-gw.test")
+
+
+def test_a_spam_rate_gmail_calls_non_compliant_pauses_at_once(fake, workspace):
+    mb = workspace_domain(workspace, "spammy-gw.test")
+    fake.compliance["spammy-gw.test"] = {"USER_REPORTED_SPAM_RATE": ""}
+    domain = health.domain_check(domain_id=mb.domain_id)
+    assert fake.compliance_reads == ["spammy-gw.test"]
+    assert domain.health_state == "paused" and domain.health_reasons == ["postmaster"]
+    assert domain.checks["postmaster_compliance"] == {"USER_REPORTED_SPAM_RATE": ""}
+    mb.refresh_from_db()
+    assert mb.health_state == "paused" and mb.health_reasons == ["postmaster"]
+
+
+def test_a_requirement_that_needs_work_warns_then_pauses_after_the_grace(fake, workspace):
+    mb = workspace_domain(workspace, "unaligned-gw.test")
+    fake.compliance["unaligned-gw.test"] = {"DMARC_ALIGNMENT": ""}
+    start = timezone.now()
+    domain = health.domain_check(domain_id=mb.domain_id, now=start)
+    assert domain.health_state == "warning" and domain.health_reasons == ["postmaster"]
+    assert domain.check_failing_since["postmaster:DMARC_ALIGNMENT"] == start.isoformat()
+    domain = health.domain_check(domain_id=mb.domain_id, now=start + timedelta(hours=23))
+    assert domain.health_state == "warning"  # the first "needs work" is kept, not moved on each read
+    domain = health.domain_check(domain_id=mb.domain_id, now=start + timedelta(hours=24, minutes=1))
+    assert domain.health_state == "paused" and domain.health_reasons == ["postmaster"]
+    mb.refresh_from_db()
+    assert mb.health_state == "paused"
+
+
+def test_a_requirement_fixed_within_the_grace_clears_the_warning(fake, workspace):
+    mb = workspace_domain(workspace, "fixed-gw.test")
+    fake.compliance["fixed-gw.test"] = {"HONOR_UNSUBSCRIBE": "NOT_HONORING"}
+    start = timezone.now()
+    assert health.domain_check(domain_id=mb.domain_id, now=start).health_state == "warning"
+    fake.compliance["fixed-gw.test"] = {}
+    domain = health.domain_check(domain_id=mb.domain_id, now=start + timedelta(hours=2))
+    assert domain.health_state == "healthy" and domain.health_reasons == []
+    assert not any(k.startswith("postmaster:") for k in domain.check_failing_since)
+
+
+def test_an_unreadable_compliance_status_keeps_the_last_verdict(fake, workspace):
+    mb = workspace_domain(workspace, "denied-gw.test")
+    fake.compliance["denied-gw.test"] = {"SPF": ""}
+    start = timezone.now()
+    assert health.domain_check(domain_id=mb.domain_id, now=start).health_state == "warning"
+    fake.forbidden.add("denied-gw.test")  # PERMISSION_DENIED: no definite answer
+    domain = health.domain_check(domain_id=mb.domain_id, now=start + timedelta(hours=25))
+    assert domain.checks["postmaster_compliance"] == {"SPF": ""}
+    assert domain.health_state == "paused"  # the last verdict stands and its grace ran out
+
+
+def test_a_resume_restarts_the_compliance_grace(fake, workspace, owner):
+    mb = workspace_domain(workspace, "resumed-gw.test")
+    fake.compliance["resumed-gw.test"] = {"DKIM": ""}
+    start = timezone.now() - timedelta(hours=30)
+    health.domain_check(domain_id=mb.domain_id, now=start)
+    assert health.domain_check(domain_id=mb.domain_id).health_state == "paused"
+    domain = health.domain_resume(workspace=workspace, domain_id=mb.domain_id, actor=owner.email)
+    assert domain.health_state == "healthy"  # the verdict read before the resume no longer counts
+    domain = health.domain_check(domain_id=mb.domain_id)
+    assert domain.health_state == "warning"  # Gmail still says so: a fresh 24 hours from the resume
+    mb.refresh_from_db()
+    assert mb.health_state == "warning"
