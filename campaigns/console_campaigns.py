@@ -240,7 +240,8 @@ def _form_body(post) -> tuple[dict, dict[str, list[str]]]:
             window[field] = value
     body = {"name": post.get("name", ""), "leads": leads, "steps": steps, "sending_window": window,
             "stop_on_company_reply": bool(post.get("stop_on_company_reply")),
-            "match_mailbox_provider": bool(post.get("match_mailbox_provider"))}
+            "match_mailbox_provider": bool(post.get("match_mailbox_provider")),
+            "verify_leads": bool(post.get("verify_leads"))}
     if post.get("metric"):
         body["auto_winner"] = {"metric": post["metric"], "min_sends_per_variant": post.get("min_sends", "").strip()}
     return body, problems

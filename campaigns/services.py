@@ -423,6 +423,7 @@ def campaign_record(campaign: Campaign) -> dict:
         "auto_winner": campaign.auto_winner,
         "stop_on_company_reply": campaign.stop_on_company_reply,
         "match_mailbox_provider": campaign.match_mailbox_provider,
+        "verify_leads": campaign.verify_leads,
     }
 
 

@@ -256,6 +256,9 @@ class CampaignOut(serializers.Serializer):
     auto_winner = serializers.DictField(allow_null=True, help_text="{metric, min_sends_per_variant} or null")
     stop_on_company_reply = serializers.BooleanField()
     match_mailbox_provider = serializers.BooleanField()
+    verify_leads = serializers.BooleanField(help_text=(
+        "Leads without a verification from the last 30 days are verified at launch (1 credit each, `unknown` "
+        "free) and `invalid` ones suppressed as `invalid_email`."))
 
 
 def _clean_step(step: dict) -> dict:

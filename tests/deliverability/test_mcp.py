@@ -37,3 +37,18 @@ def test_list_domains_over_rest_and_mcp(live, make_api):  # noqa: F811
     assert not domains.is_error and domains.structured_content == body
     assert mailboxes.structured_content["mailboxes"][0]["health"]["state"] == "paused"
     assert mailboxes.structured_content["mailboxes"][0]["health"]["reasons"] == ["dns_dkim"]
+
+
+def test_create_and_get_campaign_over_mcp_echo_verify_leads(live, api_key, workspace):  # noqa: F811
+    from tests.campaigns.helpers import campaign_body
+
+    async def create_then_get(client):
+        created = await client.call_tool("create_campaign", {**campaign_body(), "verify_leads": True,
+                                                             "idempotency_key": "mcp-verify-1"})
+        cid = created.structured_content["result"]["campaign_id"]
+        return created, await client.call_tool("get_campaign", {"campaign_id": cid})
+
+    created, got = mcp_session(live.url, api_key, create_then_get)
+    assert not created.is_error and not got.is_error, (created, got)
+    assert created.structured_content["result"]["verify_leads"] is True
+    assert got.structured_content["verify_leads"] is True

@@ -86,3 +86,20 @@ def test_an_unapproved_token_verifies_nothing(api, workspace, net):  # noqa: F81
                  headers={"Idempotency-Key": "launch-pending"})
     assert r.status_code == 409 and r.json()["error"]["code"] == "confirmation_pending"
     assert Verification.objects.count() == 0 and Hold.objects.count() == 0
+
+
+def test_the_campaign_record_echoes_verify_leads(api, client):
+    """create_campaign's answer, GET /v1/campaigns/:id and the list rows carry `verify_leads` (false unless asked),
+    and OpenAPI documents it on the campaign record."""
+    on = create(api, leads=LEADS[:1], verify_leads=True).json()["result"]
+    off = create(api, leads=LEADS[:1]).json()["result"]
+    assert on["verify_leads"] is True and off["verify_leads"] is False
+    assert api.get(f"/v1/campaigns/{on['campaign_id']}").json()["verify_leads"] is True
+    assert api.get(f"/v1/campaigns/{off['campaign_id']}").json()["verify_leads"] is False
+    rows = {c["campaign_id"]: c["verify_leads"] for c in api.get("/v1/campaigns").json()["campaigns"]}
+    assert rows == {on["campaign_id"]: True, off["campaign_id"]: False}
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for name in ("CampaignOut", "CampaignDetailOut", "CampaignListItemOut"):
+        record = next(v for k, v in schemas.items() if k.startswith(name))
+        assert record["properties"]["verify_leads"]["type"] == "boolean", name
+        assert "verify_leads" in record["required"], name
