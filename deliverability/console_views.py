@@ -36,7 +36,9 @@ REASON_WORDS = {
     "dns_dmarc": "No valid DMARC record: publish v=DMARC1 with a policy.",
     "dns_mx": "No MX records: replies and bounces cannot come back.",
     "blocklisted": "The domain is on a DNS blocklist: request removal from the list's operator.",
-    "postmaster": "Gmail Postmaster Tools reports spam complaints: treat it like complaint_rate.",
+    "postmaster": ("Gmail Postmaster Tools reports spam complaints (treat it like complaint_rate) or says a "
+                   "bulk-sender requirement needs work (named under the domain's state: fix it as for the dns_ "
+                   "reasons)."),
 }
 
 
