@@ -298,7 +298,8 @@ def event_emit(*, workspace: Workspace | str, type: str, data) -> WebhookEvent |
 
 
 def event_emit_safely(**kwargs) -> None:
-    """For hooks inside other apps' services: a webhook problem is logged, never breaks the caller."""
+    """For the receivers of other apps' events and signals (webhooks.receivers), which run inside the caller's
+    transaction: a webhook problem is logged (its savepoint rolled back), never breaks the caller."""
     try:
         with transaction.atomic():
             event_emit(**kwargs)
