@@ -1,14 +1,10 @@
-"""Operator admin: workspaces (with a credit-grant action), members, keys (never secrets), tokens."""
+"""Operator admin: workspaces, members, keys (never secrets), tokens. Billing extends the workspace page."""
 
 from allauth.account.decorators import secure_admin_login
-from django import forms
-from django.contrib import admin, messages
-from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.template.response import TemplateResponse
+from django.contrib import admin
 
 from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership, User, Workspace
 from core.admin import ReadOnlyAdmin
-from core.money import InvalidCreditString, format_credits, parse_credits
 
 # The admin has no password form: signed-out visitors go to the console's emailed-code sign-in.
 admin.site.login = secure_admin_login(admin.site.login)
@@ -33,60 +29,14 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ("user",)
 
 
-class CreditGrantForm(forms.Form):
-    amount = forms.CharField(help_text="Credits, e.g. 1500 or 0.5 (at most 6 decimals).")
-    memo = forms.CharField(max_length=500, help_text="Why; shown in the workspace's ledger.")
-
-    def clean_amount(self):
-        try:
-            micros = parse_credits(self.cleaned_data["amount"])
-        except InvalidCreditString as exc:
-            raise forms.ValidationError(str(exc)) from exc
-        if micros <= 0:
-            raise forms.ValidationError("Must be positive.")
-        return micros
-
-
-@admin.action(description="Grant credits (with a memo)")
-def grant_credits(modeladmin, request, queryset):
-    from billing.services import credits_grant
-
-    if "apply" in request.POST:
-        form = CreditGrantForm(request.POST)
-        if form.is_valid():
-            for ws in queryset:
-                credits_grant(workspace=ws, amount=form.cleaned_data["amount"], memo=form.cleaned_data["memo"],
-                              created_by=request.user)
-            modeladmin.message_user(
-                request, f"Granted {format_credits(form.cleaned_data['amount'])} credits to {queryset.count()} workspace(s).",
-                messages.SUCCESS,
-            )
-            return None
-    else:
-        form = CreditGrantForm()
-    return TemplateResponse(request, "admin/grant_credits.html", {
-        **modeladmin.admin_site.each_context(request), "title": "Grant credits", "form": form,
-        "workspaces": queryset, "action_checkbox_name": ACTION_CHECKBOX_NAME, "opts": modeladmin.model._meta,
-    })
-
-
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
-    list_display = ("name", "id", "created_at", "balance", "available")
+    """Workspaces and their members; billing's admin adds the balance columns and the credit-grant action."""
+
+    list_display = ("name", "id", "created_at")
     search_fields = ("name", "id", "memberships__user__email")
-    readonly_fields = ("id", "created_at", "balance", "available")
+    readonly_fields = ("id", "created_at")
     inlines = [MembershipInline]
-    actions = [grant_credits]
-
-    @admin.display(description="Balance (credits)")
-    def balance(self, obj):
-        acct = getattr(obj, "credit_account", None)
-        return format_credits(acct.balance_micros) if acct else "—"
-
-    @admin.display(description="Available (credits)")
-    def available(self, obj):
-        acct = getattr(obj, "credit_account", None)
-        return format_credits(acct.available_micros) if acct else "—"
 
 
 @admin.register(ApiKey)

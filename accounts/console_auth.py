@@ -39,6 +39,7 @@ from django.utils import timezone
 from accounts.models import ConfirmationToken, Invitation, Membership, SignInLink, User
 from accounts.selectors import workspace_approver_emails
 from accounts.signals import approval_requested
+from core.mailheaders import header_text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -246,9 +247,7 @@ def _on_logged_in(sender, request, user, **kwargs):
 def header_safe(text: str) -> str:
     """A console mail header built from user-chosen text (a workspace name): whitespace folded to one space,
     other control characters dropped, and an RFC 2047 encoded-word that would decode to a control character
-    defused ("=?" -> "= ?"), so no mail reader decodes a line break into it (issue 15.1, as for campaign mail)."""
-    from campaigns.headers import header_text_problem
-
+    defused ("=?" -> "= ?"), so no mail reader decodes a line break into it (the check campaign mail applies)."""
     text = "".join(c for c in " ".join(text.split()) if c.isprintable())
     if header_text_problem(text):
         text = text.replace("=?", "= ?")

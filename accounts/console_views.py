@@ -1,4 +1,7 @@
-"""The console: overview, API keys, approvals, ledger, top-ups, members, sign-in links.
+"""The console's shared helpers (console_page, the current workspace, secrets shown once, the nav's context) and
+accounts' own pages: API key revocation and answer policy, members, sign-in links. Other apps' pages live in their
+own console_views; the pages that bring several apps together (overview, the API keys page, approvals) in the
+console app, which also holds the URL map (console.urls, namespace `console`).
 
 Every page works on the *current* workspace (session key `console_workspace_id`, switchable when the user
 belongs to several). Objects of a workspace the user is not a member of are 404, never 403, so nothing
@@ -7,7 +10,6 @@ reveals that they exist. Views only parse, call services, and render.
 
 from __future__ import annotations
 
-import csv
 from functools import wraps
 
 from django.conf import settings
@@ -15,21 +17,18 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.mail import send_mail
-from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Q
-from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import console_auth, selectors, services
-from accounts.forms import InviteForm, KeyCreateForm, RoleForm, TopupForm
+from accounts import console_auth, services
+from accounts.forms import InviteForm, RoleForm
 from accounts.models import ApiKey, ConfirmationToken, Invitation, Membership, Workspace
 from core import errors
-from core.money import format_credits, parse_credits
 
 SESSION_WORKSPACE = "console_workspace_id"
 
@@ -96,54 +95,6 @@ def _uuid_or_none(value):
         return []
 
 
-# --- overview ---------------------------------------------------------------------------------------
-@console_page
-def overview(request, membership):
-    from billing import selectors as billing_selectors
-    from billing.models import RequestRecord
-
-    ws = membership.workspace
-    usage = billing_selectors.usage_get(workspace=ws)
-    rows = usage["last_30_days"]
-    top = max([parse_credits(r["credits_charged"]) for r in rows] or [0])
-    chart = [
-        {**r, "pct": (parse_credits(r["credits_charged"]) * 100 // top) if top else 0} for r in rows
-    ]
-    chart.sort(key=lambda r: -parse_credits(r["credits_charged"]))
-    daily = _daily_chart(ws)
-    by_key = billing_selectors.usage_by_key(workspace=ws)
-    top_key = max([parse_credits(r["credits_charged"]) for r in by_key] or [0])
-    by_key = [{**r, "pct": (parse_credits(r["credits_charged"]) * 100 // top_key) if top_key else 0} for r in by_key]
-    recent = RequestRecord.objects.filter(workspace=ws).order_by("-created_at")[:15]
-    pending = _pending_tokens(ws, limit=10)
-    return render(request, "console/overview.html", {
-        "usage": usage, "chart": chart, "recent": [
-            {"r": r, "charged": format_credits(r.credits_charged_micros)} for r in recent
-        ],
-        "pending": pending, "daily": daily, "by_key": by_key,
-    })
-
-
-def _daily_chart(ws, days: int = 30) -> dict:
-    """Credits charged per UTC day over the last `days` days, as bars for a server-rendered SVG."""
-    from datetime import timedelta
-
-    from billing import selectors as billing_selectors
-
-    start = billing_selectors.usage_days_start(days)
-    by_day = {r["day"]: int(r["charged"] or 0)
-              for r in billing_selectors.usage_daily(workspace=ws, days=days, by="day")}
-    top = max(by_day.values(), default=0)
-    bars = []
-    for i in range(days):
-        day = start + timedelta(days=i)
-        micros = by_day.get(day, 0)
-        height = round(micros * 90 / top, 1) if top else 0
-        bars.append({"x": i * 10 + 1, "y": round(100 - height, 1), "h": height, "day": day,
-                     "credits": format_credits(micros)})
-    return {"bars": bars, "total": format_credits(sum(by_day.values())), "max": format_credits(top)}
-
-
 # --- secrets shown once, after a POST/redirect/GET ------------------------------------------------------
 def show_once_put(request, name: str, value: dict) -> None:
     """Keep a just-created secret (an API key, a webhook signing secret) for the one GET the POST redirects to:
@@ -157,84 +108,6 @@ def show_once_pop(request, name: str) -> dict | None:
 
 
 # --- API keys ---------------------------------------------------------------------------------------
-@never_cache
-@console_page
-@require_http_methods(["GET", "POST"])
-def keys(request, membership):
-    ws = membership.workspace
-    form = KeyCreateForm()
-    if request.method == "POST":
-        if not membership.can_approve:
-            raise Http404
-        form = KeyCreateForm(request.POST)
-        if form.is_valid():
-            key, plaintext = services.key_create(workspace=ws, name=form.cleaned_data["name"],
-                                                 scopes=form.cleaned_data["scopes"], created_by=request.user)
-            show_once_put(request, "api_key", {"key_id": str(key.pk), "plaintext": plaintext})
-            return redirect("console:keys")
-    created = None
-    pending = show_once_pop(request, "api_key")
-    if pending:
-        key = ApiKey.objects.filter(workspace=ws, pk=pending["key_id"]).first()
-        if key is not None:
-            created = {"key": key, "plaintext": pending["plaintext"]}  # shown once, on this page only
-    listing = ApiKey.objects.filter(workspace=ws, oauth_grant__isnull=True).order_by("revoked_at", "-created_at")
-    from accounts.oauth import grants_for
-
-    response = render(request, "console/keys.html", {"form": form, "created": created, "keys": listing,
-                                                     "connections": grants_for(workspace=ws),
-                                                     "budgets": _budget_rows(ws),
-                                                     "open_limits": request.GET.get("limits", "")})
-    return response
-
-
-def _budget_rows(ws) -> list[dict]:
-    """Every active key and connection with its limits (credit strings, "" for none) and this period's spend."""
-    from billing import selectors as billing_selectors
-    from billing.models import KeyBudget
-
-    budgets = {b.pk: b for b in KeyBudget.objects.filter(api_key__workspace=ws)}
-    rows = []
-    for key in ApiKey.objects.filter(workspace=ws, revoked_at__isnull=True).select_related("oauth_grant").order_by(
-            "created_at"):
-        budget = budgets.get(key.pk)
-        view = billing_selectors.key_budget_view(api_key=key, budget=budget)
-
-        def fmt(value):
-            return "" if value is None else format_credits(value)
-
-        rows.append({"key": key, "name": billing_selectors.key_display_name(key), "view": view,
-                     "daily": fmt(budget.daily_limit_micros) if budget else "",
-                     "monthly": fmt(budget.monthly_limit_micros) if budget else ""})
-    return rows
-
-
-def _limit_field(value: str):
-    value = (value or "").strip()
-    if value == "" or value.lower() == "none":
-        return None
-    return parse_credits(value)
-
-
-@console_page(approver=True)
-@require_POST
-def key_limits(request, membership, key_id):
-    """The limit form of one key or connection (owners and admins): daily and monthly credits, empty = none."""
-    from billing import services as billing
-
-    key = ApiKey.objects.filter(workspace=membership.workspace, pk=key_id, revoked_at__isnull=True).first()
-    if key is None:
-        raise Http404
-    try:
-        daily, monthly = _limit_field(request.POST.get("daily")), _limit_field(request.POST.get("monthly"))
-        billing.key_limits_set(api_key=key, daily=daily, monthly=monthly)
-    except (ValueError, errors.DomainError):
-        messages.error(request, "A limit is a credit amount such as 25 or 0.5 (at most 6 decimals), or empty for none.")
-        return redirect(f"{reverse('console:keys')}?limits={key.pk}#limits-{key.pk}")
-    messages.success(request, f"Spend limits of “{key.name}” saved.")
-    return redirect(f"{reverse('console:keys')}#limits-{key.pk}")
-
-
 @console_page(approver=True)
 @require_POST
 def key_revoke(request, membership, key_id):
@@ -265,208 +138,6 @@ def key_answers(request, membership, key_id):
         messages.success(request, f"“{name}” may now send {raw} replies a day without approval." if raw else
                          f"Every reply “{name}” sends now needs an approval.")
     return redirect("console:keys")
-
-
-# --- approvals --------------------------------------------------------------------------------------
-def _pending_tokens(ws, limit=100):
-    tokens = list(ConfirmationToken.objects.filter(
-        workspace=ws, status=ConfirmationToken.Status.PENDING, expires_at__gt=timezone.now()
-    ).order_by("-created_at")[:limit])
-    for t in tokens:
-        t.headline = describe_token(t)["headline"]
-    return tokens
-
-
-@console_page
-def approvals(request, membership):
-    ws = membership.workspace
-    history = ConfirmationToken.objects.filter(workspace=ws).exclude(
-        Q(status=ConfirmationToken.Status.PENDING) & Q(expires_at__gt=timezone.now())
-    ).select_related("decided_by").order_by("-created_at")
-    page = Paginator(history, 25).get_page(request.GET.get("page"))
-    return render(request, "console/approvals.html", {"pending": _pending_tokens(ws), "page": page})
-
-
-@console_page
-@require_http_methods(["GET", "POST"])
-def approval_detail(request, membership, token_id):
-    token = selectors.token_get_for_user(user=request.user, token_id=token_id)
-    if token is None:
-        raise Http404
-    token_membership = selectors.membership_get(user=request.user, workspace=token.workspace)
-    can_decide = token_membership is not None and token_membership.can_approve
-    error = None
-    if request.method == "POST":
-        if not can_decide:
-            raise Http404
-        decision = request.POST.get("decision")
-        try:
-            if decision == "approve":
-                services.token_approve(token=token, user=request.user)
-                messages.success(request, "Approved. The agent can now repeat its call with this token.")
-            elif decision == "deny":
-                services.token_deny(token=token, user=request.user)
-                messages.success(request, "Denied. The agent's call with this token gets confirmation_denied.")
-            else:
-                raise errors.InvalidRequest("Choose Approve or Deny.")
-            return redirect("console:approval", token_id=token.pk)
-        except errors.DomainError as exc:
-            error = exc.message
-        token.refresh_from_db()
-    return render(request, "console/approval.html", {
-        "token": token, "can_decide": can_decide, "error": error, "what": describe_token(token),
-    })
-
-
-def describe_token(token: ConfirmationToken) -> dict:
-    """What approving will do, in the words of the verb that issued the token: its summary's `action`
-    as the headline, every other summary entry as a row, and the exact bound parameters."""
-    summary = dict(token.summary or {})
-    headline = None
-    for key in ("action", "Action", "headline"):
-        if key in summary:
-            headline = str(summary.pop(key))
-            break
-    if headline is None and token.verb == "launch_campaign":
-        from campaigns.services import launch_consequence
-
-        headline = f"Launch a campaign: {launch_consequence()}"
-    if headline is None:
-        headline = DEFAULT_HEADLINES.get(token.verb, f"Run {token.verb}")
-    # a verb may show a conversation above what it will send (send_reply: the thread, then the draft)
-    thread = summary.pop("thread", None)
-    draft = summary.pop("draft", None)
-    rows = [(k.replace("_", " ").capitalize() if k.islower() else k, v) for k, v in summary.items()]
-    # The sandbox banner only when the launch's headline says its mail goes to the sink: a campaign on a
-    # connected mailbox that sends for real says so in its headline, and the page must not contradict it.
-    sink_only = token.verb == "launch_campaign" and headline.endswith("the email goes to the sandbox sink on this machine")
-    return {"headline": headline, "rows": rows, "params": token.params or {}, "sink_only": sink_only,
-            "thread": thread if isinstance(thread, list) else None, "draft": draft}
-
-
-DEFAULT_HEADLINES = {
-    "setup_sending": "Buy sending capacity (setup_sending)",
-}
-
-
-# --- ledger -----------------------------------------------------------------------------------------
-def _ledger_qs(ws, kind):
-    from billing.models import LedgerEntry
-
-    qs = LedgerEntry.objects.filter(account_id=ws.pk).select_related("created_by").order_by("-id")
-    if kind in LedgerEntry.Kind.values:
-        qs = qs.filter(kind=kind)
-    return qs
-
-
-@console_page
-def ledger(request, membership):
-    from billing.models import LedgerEntry
-
-    kind = request.GET.get("kind", "")
-    page = Paginator(_ledger_qs(membership.workspace, kind), 50).get_page(request.GET.get("page"))
-    rows = [{"e": e, "amount": format_credits(e.amount_micros), "after": format_credits(e.balance_after_micros)}
-            for e in page.object_list]
-    return render(request, "console/ledger.html", {
-        "page": page, "rows": rows, "kind": kind, "kinds": LedgerEntry.Kind.values,
-    })
-
-
-def _cell(text: str) -> str:
-    """Free text that a spreadsheet would run as a formula is prefixed with a quote (CSV injection)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-class _Echo:
-    def write(self, value):
-        return value
-
-
-@console_page
-def ledger_csv(request, membership):
-    kind = request.GET.get("kind", "")
-    qs = _ledger_qs(membership.workspace, kind)
-    writer = csv.writer(_Echo())
-
-    def rows():
-        yield writer.writerow(["id", "created_at", "kind", "amount_credits", "balance_after_credits", "verb",
-                               "request_id", "memo", "external_ref", "created_by", "key_id", "key_name"])
-        batch = []
-        for e in qs.iterator(chunk_size=2000):
-            batch.append(e)
-            if len(batch) == 2000:
-                yield from _ledger_rows(batch)
-                batch = []
-        yield from _ledger_rows(batch)
-
-    def _ledger_rows(batch):
-        from billing.models import RequestRecord
-
-        keys = {rid: (str(kid), name) for rid, kid, name in RequestRecord.objects.filter(
-            workspace=membership.workspace, pk__in={e.request_id for e in batch if e.request_id},
-            api_key__isnull=False).values_list("id", "api_key_id", "api_key__name")}
-        for e in batch:
-            key_id, key_name = keys.get(e.request_id, ("", ""))
-            yield writer.writerow([e.pk, e.created_at.isoformat(), e.kind, format_credits(e.amount_micros),
-                                   format_credits(e.balance_after_micros), e.verb, e.request_id, _cell(e.memo),
-                                   _cell(e.external_ref or ""), e.created_by.email if e.created_by else "",
-                                   key_id, _cell(key_name)])
-
-    name = f"ledger-{membership.workspace.pk}{'-' + kind if kind else ''}.csv"
-    response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
-
-
-# --- top-ups ----------------------------------------------------------------------------------------
-@console_page
-@require_http_methods(["GET", "POST"])
-def topups(request, membership):
-    from billing import topups as svc
-    from billing.models import CheckoutSession
-
-    ws = membership.workspace
-    form = TopupForm()
-    if request.method == "POST":
-        if not membership.can_approve:
-            raise Http404
-        form = TopupForm(request.POST)
-        mode = request.POST.get("mode")
-        if form.is_valid():
-            amount = form.cleaned_data["amount"]
-            try:
-                if mode == "sandbox":
-                    svc.sandbox_topup(workspace=ws, credits_whole=amount, user=request.user)
-                    messages.success(request, f"Added {amount:,} sandbox test credits.")
-                    return redirect("console:topups")
-                if mode == "stripe":
-                    base = settings.BASE_URL
-                    session = svc.checkout_create(
-                        workspace=ws, credits_whole=amount, user=request.user,
-                        success_url=f"{base}{reverse('console:topups')}?checkout=success",
-                        cancel_url=f"{base}{reverse('console:topups')}?checkout=cancelled",
-                    )
-                    return HttpResponseRedirect(session.url)
-                raise errors.InvalidRequest("Choose how to pay.")
-            except errors.DomainError as exc:
-                form.add_error(None, exc.message)
-    account_available = _available(ws)
-    return render(request, "console/topups.html", {
-        "form": form, "packs": svc.packs(), "stripe": svc.stripe_enabled(), "available": account_available,
-        "sessions": [
-            {"s": s, "credits": format_credits(s.credits_micros), "usd": f"{s.amount_cents / 100:,.2f}"}
-            for s in CheckoutSession.objects.filter(workspace=ws).order_by("-created_at")[:10]
-        ],
-        "min": settings.TOPUP_MIN_CREDITS, "max": settings.TOPUP_MAX_CREDITS,
-        "sandbox_max": settings.SANDBOX_TOPUP_MAX_CREDITS, "checkout": request.GET.get("checkout"),
-    })
-
-
-def _available(ws) -> str:
-    from billing.models import CreditAccount
-
-    account = CreditAccount.objects.get(pk=ws.pk)
-    return format_credits(account.available_micros)
 
 
 # --- members ----------------------------------------------------------------------------------------

@@ -1,5 +1,4 @@
 from django import forms
-from django.conf import settings
 
 from accounts.models import Membership, Scope
 
@@ -19,18 +18,3 @@ class InviteForm(forms.Form):
 
 class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices)
-
-
-class TopupForm(forms.Form):
-    pack = forms.IntegerField(required=False, widget=forms.HiddenInput)
-    credits = forms.IntegerField(required=False, min_value=1, label="Custom amount (credits)")
-
-    def clean(self):
-        data = super().clean()
-        amount = data.get("pack") or data.get("credits")
-        if not amount:
-            raise forms.ValidationError("Choose a pack or enter an amount.")
-        if amount < settings.TOPUP_MIN_CREDITS:
-            raise forms.ValidationError(f"The smallest top-up is {settings.TOPUP_MIN_CREDITS:,} credits.")
-        data["amount"] = amount
-        return data

@@ -268,7 +268,7 @@ def authorization_approve(*, auth: OAuthAuthorization, user: User, workspace: Wo
     Returns the URL to send the browser to (the client's redirect URI with code, state and iss)."""
     if not any(m.workspace_id == workspace.pk for m in consent_workspaces(user=user)):
         raise errors.NotFound()
-    from accounts.services import normalize_scopes
+    from accounts.keys import normalize_scopes
 
     chosen = normalize_scopes(list(scopes or []))
     _decide(auth)
@@ -380,7 +380,7 @@ def access_token_principal(*, token: str) -> ApiKey:
 
 def grant_revoke(*, grant: OAuthGrant) -> OAuthGrant:
     """End a connection: the grant, its key and every token. The next call with its access token is 401."""
-    from accounts.services import key_revoke
+    from accounts.keys import key_revoke
 
     now = timezone.now()
     with transaction.atomic():

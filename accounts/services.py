@@ -15,8 +15,12 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import ALL_SCOPES, ApiKey, ConfirmationToken, Membership, User, Workspace
-from core import errors
+# key_revoke and normalize_scopes live in accounts.keys (accounts.oauth needs them too) and are part of this API
+from accounts.keys import _KEY_CACHE_MAX, _cached, _key_cache, _key_cache_drop, normalize_scopes
+from accounts.keys import key_revoke as key_revoke
+from accounts.models import ApiKey, ConfirmationToken, Membership, User, Workspace
+from accounts.signals import approval_requested, workspace_created
+from core import errors, events
 
 KEY_PREFIX = "service_sk_live_"
 _LOOKUP_LEN = 12
@@ -31,12 +35,11 @@ def user_get_or_create(*, email: str) -> User:
 
 @transaction.atomic
 def workspace_create(*, owner: User, name: str | None = None) -> Workspace:
-    """A workspace owned by `owner`, with its credit account and the signup grant (SPEC 1: 300 credits)."""
-    from billing.services import account_open
-
+    """A workspace owned by `owner`, with its credit account and the signup grant (SPEC 1: 300 credits): billing
+    opens the account on `workspace_created`, sent inside this transaction."""
     workspace = Workspace.objects.create(name=name or f"{owner.email}'s workspace")
     Membership.objects.create(user=owner, workspace=workspace, role=Membership.Role.OWNER)
-    account_open(workspace=workspace)
+    workspace_created.send(sender=Workspace, workspace=workspace)
     return workspace
 
 
@@ -50,16 +53,6 @@ def _key_hash(secret: str) -> str:
     # Keyed hash (HMAC-SHA256 under a key derived from SECRET_KEY): a leaked table cannot be brute-forced
     # offline without the server's secret. Keys are 256-bit random, so no slow hash is needed.
     return hmac.new(_pepper(settings.SECRET_KEY), secret.encode(), hashlib.sha256).hexdigest()
-
-
-def normalize_scopes(scopes) -> list[str]:
-    if scopes in ("all", ["all"]):
-        return list(ALL_SCOPES)
-    out = sorted({s.strip() for s in scopes or [] if s and s.strip()})
-    unknown = [s for s in out if s not in ALL_SCOPES]
-    if unknown:
-        raise errors.InvalidRequest(f"Unknown scopes: {', '.join(unknown)}", details={"fields": {"scopes": [f"unknown scope {s}" for s in unknown]}})
-    return out
 
 
 def key_create(*, workspace: Workspace, name: str = "default", scopes=(), created_by: User | None = None) -> tuple[ApiKey, str]:
@@ -78,14 +71,6 @@ def key_create(*, workspace: Workspace, name: str = "default", scopes=(), create
         created_by=created_by,
     )
     return key, plaintext
-
-
-# Per-process cache of successful key lookups, used only by callers that ask for it (`cache_seconds`, the
-# LLM passthrough's hot path): keyed by the keyed hash of the full secret, so only the exact secret hits it.
-# A revocation made in this process drops the entry at once; one made in another process is honoured once the
-# entry expires (at most `cache_seconds`, default LLM_KEY_CACHE_SECONDS = 5).
-_key_cache: dict[str, tuple[float, ApiKey]] = {}
-_KEY_CACHE_MAX = 10_000
 
 
 def key_authenticate(*, authorization: str | None, cache_seconds: float = 0.0, oauth: bool = False) -> ApiKey:
@@ -130,13 +115,6 @@ def _is_key_secret(token: str | None) -> bool:
     return token is not None and token.startswith(KEY_PREFIX) and len(token) >= len(KEY_PREFIX) + 32
 
 
-def _cached(digest: str) -> ApiKey | None:
-    cached = _key_cache.get(digest)
-    if cached is not None and cached[0] > time.monotonic() and cached[1].is_active:
-        return cached[1]
-    return None
-
-
 def key_cached(*, authorization: str | None) -> ApiKey | None:
     """The key `authorization` names if this process found it valid within its cache time (key_authenticate with
     `cache_seconds`), else None: no query, so it may run on an event loop (the LLM door's admission)."""
@@ -149,20 +127,6 @@ def _touch(key: ApiKey) -> None:
     if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # coarse, to keep hot paths write-light
         key.last_used_at = now
-
-
-def _key_cache_drop(pk) -> None:
-    for digest, (_, cached) in list(_key_cache.items()):
-        if cached.pk == pk:
-            _key_cache.pop(digest, None)
-
-
-def key_revoke(*, key: ApiKey) -> ApiKey:
-    _key_cache_drop(key.pk)
-    if key.revoked_at is None:
-        ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-        key.refresh_from_db()
-    return key
 
 
 # --- confirmation tokens (CONTRACT section 3) -------------------------------------------------------
@@ -185,6 +149,14 @@ def approval_url(token: ConfirmationToken) -> str:
     return f"{settings.BASE_URL}/console/approvals/{token.id}/"
 
 
+def approval_render(token: ConfirmationToken) -> dict:
+    """An approval (confirmation token) as the console and the approval.* events describe it."""
+    return {"approval_id": str(token.pk), "verb": token.verb, "status": token.effective_status,
+            "summary": token.summary, "params": token.params, "approval_url": approval_url(token),
+            "expires_at": token.expires_at, "decided_at": token.decided_at,
+            "decided_by": token.decided_by.email if token.decided_by_id else None}
+
+
 def token_issue(*, workspace: Workspace, verb: str, params: dict, ttl: timedelta, summary: dict | None = None,
                 request_id: str = "") -> tuple[ConfirmationToken, str]:
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(24)
@@ -200,8 +172,6 @@ def token_issue(*, workspace: Workspace, verb: str, params: dict, ttl: timedelta
         expires_at=timezone.now() + ttl,
         issued_request_id=request_id,
     )
-    from accounts.signals import approval_requested
-
     transaction.on_commit(lambda: approval_requested.send(sender=ConfirmationToken, token=token))
     return token, plaintext
 
@@ -236,9 +206,7 @@ def _decide(token: ConfirmationToken, *, user: User | None, status: str) -> Conf
         locked.decided_by = user
         locked.decided_at = timezone.now()
         locked.save(update_fields=["status", "decided_by", "decided_at"])
-        from webhooks.services import approval_render, event_emit_safely
-
-        event_emit_safely(workspace=locked.workspace_id, type="approval.decided", data=approval_render(locked))
+        events.emit(workspace=locked.workspace_id, type="approval.decided", data=approval_render(locked))
         return locked
 
 

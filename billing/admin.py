@@ -1,10 +1,72 @@
-"""Operator admin for money: read-only ledger, requests, holds, checkout sessions, key budgets."""
+"""Operator admin for money: read-only ledger, requests, holds, checkout sessions, key budgets; on the workspace
+page (accounts' admin, extended here) the balance columns and the credit-grant action."""
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.template.response import TemplateResponse
 
+from accounts.admin import WorkspaceAdmin
+from accounts.models import Workspace
 from billing.models import CheckoutSession, CreditAccount, Hold, KeyBudget, LedgerEntry, RequestRecord
+from billing.services import credits_grant
 from core.admin import ReadOnlyAdmin
-from core.money import format_credits
+from core.money import InvalidCreditString, format_credits, parse_credits
+
+
+class CreditGrantForm(forms.Form):
+    amount = forms.CharField(help_text="Credits, e.g. 1500 or 0.5 (at most 6 decimals).")
+    memo = forms.CharField(max_length=500, help_text="Why; shown in the workspace's ledger.")
+
+    def clean_amount(self):
+        try:
+            micros = parse_credits(self.cleaned_data["amount"])
+        except InvalidCreditString as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        if micros <= 0:
+            raise forms.ValidationError("Must be positive.")
+        return micros
+
+
+@admin.action(description="Grant credits (with a memo)")
+def grant_credits(modeladmin, request, queryset):
+    if "apply" in request.POST:
+        form = CreditGrantForm(request.POST)
+        if form.is_valid():
+            for ws in queryset:
+                credits_grant(workspace=ws, amount=form.cleaned_data["amount"], memo=form.cleaned_data["memo"],
+                              created_by=request.user)
+            modeladmin.message_user(
+                request, f"Granted {format_credits(form.cleaned_data['amount'])} credits to {queryset.count()} workspace(s).",
+                messages.SUCCESS,
+            )
+            return None
+    else:
+        form = CreditGrantForm()
+    return TemplateResponse(request, "admin/grant_credits.html", {
+        **modeladmin.admin_site.each_context(request), "title": "Grant credits", "form": form,
+        "workspaces": queryset, "action_checkbox_name": ACTION_CHECKBOX_NAME, "opts": modeladmin.model._meta,
+    })
+
+
+admin.site.unregister(Workspace)
+
+
+@admin.register(Workspace)
+class WorkspaceCreditAdmin(WorkspaceAdmin):
+    list_display = (*WorkspaceAdmin.list_display, "balance", "available")
+    readonly_fields = (*WorkspaceAdmin.readonly_fields, "balance", "available")
+    actions = [grant_credits]
+
+    @admin.display(description="Balance (credits)")
+    def balance(self, obj):
+        acct = getattr(obj, "credit_account", None)
+        return format_credits(acct.balance_micros) if acct else "—"
+
+    @admin.display(description="Available (credits)")
+    def available(self, obj):
+        acct = getattr(obj, "credit_account", None)
+        return format_credits(acct.available_micros) if acct else "—"
 
 
 @admin.register(LedgerEntry)

@@ -12,6 +12,7 @@ from django.utils import timezone
 from campaigns import verify_leads
 from campaigns.models import Campaign, CampaignLead, Suppression
 from campaigns.selectors import normalize_address
+from core import events
 from core.emails import parse_address
 from sending.transport import uses_sink
 
@@ -213,10 +214,8 @@ def campaign_maybe_complete(*, campaign_id) -> bool:
             pk=campaign_id, state__in=[Campaign.State.LAUNCHED, Campaign.State.PAUSED]).update(
             state=Campaign.State.COMPLETED, completed_at=timezone.now()))
     if done:
-        from webhooks.services import event_emit_safely
-
         campaign = Campaign.objects.get(pk=campaign_id)
-        event_emit_safely(workspace=campaign.workspace_id, type="campaign.completed", data=lambda: _campaign_event(campaign))
+        events.emit(workspace=campaign.workspace_id, type="campaign.completed", data=lambda: _campaign_event(campaign))
     return done
 
 
@@ -300,9 +299,7 @@ def campaign_pause(*, workspace, campaign_id) -> Campaign:
             raise errors.CampaignNotLaunched(details={"state": campaign.state})
         campaign.state, campaign.paused_at = Campaign.State.PAUSED, timezone.now()
         campaign.save(update_fields=["state", "paused_at"])
-        from webhooks.services import event_emit_safely
-
-        event_emit_safely(workspace=campaign.workspace_id, type="campaign.paused", data=lambda: _campaign_event(campaign))
+        events.emit(workspace=campaign.workspace_id, type="campaign.paused", data=lambda: _campaign_event(campaign))
     return campaign
 
 
@@ -321,9 +318,7 @@ def campaign_resume(*, workspace, campaign_id) -> Campaign:
             raise errors.CampaignNotPaused(details={"state": campaign.state})
         campaign.state, campaign.paused_at = Campaign.State.LAUNCHED, None
         campaign.save(update_fields=["state", "paused_at"])
-        from webhooks.services import event_emit_safely
-
-        event_emit_safely(workspace=campaign.workspace_id, type="campaign.resumed", data=lambda: _campaign_event(campaign))
+        events.emit(workspace=campaign.workspace_id, type="campaign.resumed", data=lambda: _campaign_event(campaign))
     # after the commit, so no lead lock is awaited while the campaign row is held (a sender finishing a lead
     # holds that lead's row and then waits for the campaign's in campaign_maybe_complete); a send claimed
     # meanwhile re-checks suppression under its own lead lock anyway
@@ -602,9 +597,7 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
         campaign.launch_request_id = request_id
         campaign.save(update_fields=["state", "launched_at", "mailboxes_attached", "leads_suppressed_at_launch",
                                      "launch_request_id"])
-        from webhooks.services import event_emit_safely
-
-        event_emit_safely(workspace=campaign.workspace_id, type="campaign.launched", data=lambda: _campaign_event(campaign))
+        events.emit(workspace=campaign.workspace_id, type="campaign.launched", data=lambda: _campaign_event(campaign))
         if not pks:
             campaign_maybe_complete(campaign_id=campaign.id)
     return {

@@ -136,6 +136,7 @@ INSTALLED_APPS = [
     "llmproxy",
     "mcpserver",
     "webhooks",
+    "console",
 ]
 
 MIDDLEWARE = [

@@ -28,7 +28,7 @@ urlpatterns = [
     # allauth's URL names (account_login, …) must stay un-namespaced: allauth reverses them itself.
     path("console/auth/", include("allauth.urls")),
     path("console/replies/<str:reply_id>/suggest", suggest_reply, name="console_suggest_reply"),
-    path("console/", include("accounts.console_urls")),
+    path("console/", include("console.urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
 ]
 

@@ -31,6 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.models import SentMessage
+from core import events
 from deliverability import checks, postmaster
 from deliverability.models import Complaint, HealthEvent
 from leads.verification import dnslayer
@@ -471,20 +472,18 @@ def sweep(*, now: datetime | None = None, limit: int = 200) -> dict:
 # --- telling people --------------------------------------------------------------------------------------------
 def _announce_mailbox(mailbox: Mailbox, old: str) -> None:
     from sending.verbs import mailbox_render
-    from webhooks.services import event_emit_safely
 
-    event_emit_safely(workspace=mailbox.workspace_id, type="mailbox.health_changed",
-                      data=lambda: {**mailbox_render(mailbox), "previous_state": old})
+    events.emit(workspace=mailbox.workspace_id, type="mailbox.health_changed",
+                data=lambda: {**mailbox_render(mailbox), "previous_state": old})
     transaction.on_commit(lambda: _notify(mailbox.workspace_id, f"Mailbox {mailbox.email}", old,
                                           mailbox.health_state, list(mailbox.health_reasons or [])))
 
 
 def _announce_domain(domain: SendingDomain, old: str) -> None:
     from deliverability.selectors import domain_render
-    from webhooks.services import event_emit_safely
 
-    event_emit_safely(workspace=domain.workspace_id, type="domain.health_changed",
-                      data=lambda: {**domain_render(domain), "previous_state": old})
+    events.emit(workspace=domain.workspace_id, type="domain.health_changed",
+                data=lambda: {**domain_render(domain), "previous_state": old})
     transaction.on_commit(lambda: _notify(domain.workspace_id, f"Sending domain {domain.name}", old,
                                           domain.health_state, list(domain.health_reasons or [])))
 

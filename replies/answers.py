@@ -33,7 +33,7 @@ from accounts import services as accounts
 from accounts.models import ApiKey
 from campaigns import headers, messages
 from campaigns.models import SentMessage, Suppression
-from core import errors
+from core import errors, events
 from replies import classify as cl
 from replies import selectors
 from replies.models import Reply, ReplyAnswer
@@ -46,7 +46,6 @@ from sending.transport import (
     send_message,
     uses_sink,
 )
-from webhooks.services import event_emit_safely
 
 logger = logging.getLogger("replies.answers")
 
@@ -369,7 +368,7 @@ def answer_deliver(*, answer_id: str) -> str:
         reply.updated_at = max(now, reply.updated_at + timedelta(microseconds=1))
         reply.save(update_fields=["updated_at"])
         answer.refresh_from_db()
-        event_emit_safely(workspace=answer.workspace_id, type="reply.answered", data=selectors.answer_item(answer))
+        events.emit(workspace=answer.workspace_id, type="reply.answered", data=selectors.answer_item(answer))
     return "sent"
 
 

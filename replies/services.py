@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core import events
 from replies import classify as cl
 from replies import content, feedback, llm, model_background, notices
 from replies.models import InboundMessage, Reply, ReplyAnswer
@@ -269,9 +270,8 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
                                       "updated_at"])
             effects = _apply_effects(inbound=inbound, reply=reply, verdict=verdict, msg=msg)
             from replies.selectors import reply_record
-            from webhooks.services import event_emit_safely
 
-            event_emit_safely(workspace=inbound.workspace_id, type="reply.received", data=reply_record(reply))
+            events.emit(workspace=inbound.workspace_id, type="reply.received", data=reply_record(reply))
             if reply.classification == cl.INTERESTED:
                 reply_pk = reply.pk
                 transaction.on_commit(lambda: notices.interested_notify(reply_id=reply_pk))

@@ -55,6 +55,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core import events
 from sending import crypto
 from sending.models import Mailbox, MailboxToken, Provider
 from sending.signals import mailbox_sendable
@@ -495,9 +496,8 @@ def mailbox_mark_needs_reconnect(*, mailbox_id: str, reason: str) -> bool:
         mailbox.save(update_fields=["status", "reconnect_reason", "needs_reconnect_at", "reconnect_notified_at"])
         if changed:
             from sending.verbs import mailbox_render
-            from webhooks.services import event_emit_safely
 
-            event_emit_safely(workspace=mailbox.workspace_id, type="mailbox.needs_reconnect", data=mailbox_render(mailbox))
+            events.emit(workspace=mailbox.workspace_id, type="mailbox.needs_reconnect", data=mailbox_render(mailbox))
         if notify:
             transaction.on_commit(lambda: _notify_needs_reconnect(mailbox))
     return changed

@@ -21,7 +21,7 @@ from django.utils import timezone
 from accounts import services as accounts
 from billing import services as billing
 from billing.models import LedgerEntry
-from core import errors
+from core import errors, events
 from core.money import credits, format_credits
 from sending.dkim_keys import dkim_key_generate, dns_records
 from sending.models import Mailbox, Operation, Provider, SendingDomain
@@ -282,9 +282,8 @@ def operation_advance(*, operation_id: str) -> str | None:
         status, due = op.status, op.next_step_at
         if status != before:
             from sending.verbs import operation_render
-            from webhooks.services import event_emit_safely
 
-            event_emit_safely(workspace=op.workspace_id, type="operation.updated", data=operation_render(op))
+            events.emit(workspace=op.workspace_id, type="operation.updated", data=operation_render(op))
     if status not in Operation.FINAL and due is not None:
         transaction.on_commit(lambda: _enqueue_advance(operation_id, countdown=max(0.0, (due - timezone.now()).total_seconds())))
     return status

@@ -6,4 +6,6 @@ class WebhooksConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from webhooks import receivers  # noqa: F401 - connects the domain signals that become events
+        # receivers: connects the domain signals that become events; tasks: registers the delivery task that
+        # webhooks.services sends by name
+        from webhooks import receivers, tasks  # noqa: F401

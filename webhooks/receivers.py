@@ -1,4 +1,5 @@
-"""Domain signals that become webhook events (the rest are emitted from the services that change state)."""
+"""Domain signals that become webhook events: every app's `core.events.event`, and the few signals that carry
+more than an event (an email beside it, a payload built here)."""
 
 import logging
 
@@ -7,16 +8,26 @@ from django.core.mail import send_mail
 from django.dispatch import receiver
 
 from accounts.selectors import workspace_approver_emails
+from accounts.services import approval_render
 from accounts.signals import approval_requested
 from billing.signals import balance_low, key_budget_alert
+from core import events
 from core.money import format_credits
 
 logger = logging.getLogger("webhooks")
 
 
+@receiver(events.event, dispatch_uid="webhooks-events")
+def _event(sender, workspace, type, data, **kwargs):
+    """An event announced by a service, inside that service's transaction (core.events.emit)."""
+    from webhooks.services import event_emit_safely
+
+    event_emit_safely(workspace=workspace, type=type, data=data)
+
+
 @receiver(approval_requested)
 def _approval_requested(sender, token, **kwargs):
-    from webhooks.services import approval_render, event_emit_safely
+    from webhooks.services import event_emit_safely
 
     event_emit_safely(workspace=token.workspace_id, type="approval.requested", data=approval_render(token))
 

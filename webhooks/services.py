@@ -234,13 +234,23 @@ def _jsonable(data) -> dict:
     return json.loads(json.dumps(data, cls=DjangoJSONEncoder))
 
 
+# The delivery task, named: webhooks.tasks runs these services, so they reach it through Celery's registry (it is
+# registered when the app is ready, WebhooksConfig.ready) rather than by importing the module that imports them.
+DELIVER_TASK = "webhooks.tasks.deliver"
+
+
+def _task(name: str):
+    from celery import current_app
+
+    return current_app.tasks[name]
+
+
 def _enqueue(delivery_ids: list[str]) -> None:
     """Send the task messages of deliveries already marked queued (`queued_at` set by whoever chose them)."""
-    from webhooks import tasks
-
+    deliver = _task(DELIVER_TASK)
     for delivery_id in delivery_ids:
         try:
-            tasks.deliver.delay(delivery_id)
+            deliver.delay(delivery_id)
         except Exception:  # noqa: BLE001 - the row is durable; the sweep sends it if the broker is down
             WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
             logger.warning("webhooks: could not queue %s; the sweep will send it", delivery_id, exc_info=True)
@@ -288,7 +298,8 @@ def event_emit(*, workspace: Workspace | str, type: str, data) -> WebhookEvent |
 
 
 def event_emit_safely(**kwargs) -> None:
-    """For hooks inside other apps' services: a webhook problem is logged, never breaks the caller."""
+    """For the receivers of other apps' events and signals (webhooks.receivers), which run inside the caller's
+    transaction: a webhook problem is logged (its savepoint rolled back), never breaks the caller."""
     try:
         with transaction.atomic():
             event_emit(**kwargs)
@@ -486,16 +497,6 @@ def endpoints_disable_failing() -> int:
                 f"{settings.BASE_URL}/console/webhooks/\n",
                 settings.DEFAULT_FROM_EMAIL, owners, fail_silently=True)
     return count
-
-
-def approval_render(token) -> dict:
-    """An approval (confirmation token) as the console and the issuing response describe it."""
-    from accounts.services import approval_url
-
-    return {"approval_id": str(token.pk), "verb": token.verb, "status": token.effective_status,
-            "summary": token.summary, "params": token.params, "approval_url": approval_url(token),
-            "expires_at": token.expires_at, "decided_at": token.decided_at,
-            "decided_by": token.decided_by.email if token.decided_by_id else None}
 
 
 # --- balance.low ------------------------------------------------------------------------------------

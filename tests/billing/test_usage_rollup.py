@@ -93,7 +93,7 @@ def test_usage_and_the_console_chart_never_read_the_request_records(api, workspa
     reads = [q["sql"] for q in ctx.captured_queries if q["sql"].lstrip().upper().startswith("SELECT")]
     assert not [sql for sql in reads if "billing_requestrecord" in sql], reads
 
-    from accounts.console_views import _daily_chart
+    from billing.console_views import _daily_chart
 
     with CaptureQueriesContext(connection) as ctx:
         chart = _daily_chart(workspace)

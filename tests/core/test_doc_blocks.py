@@ -222,7 +222,7 @@ def doc_env(settings, transactional_db, tmp_path):
     from accounts.models import Membership
     from accounts.services import user_get_or_create
     from campaigns.models import Campaign
-    from core.management.commands.seed_demo import demo_workspace
+    from console.management.commands.seed_demo import demo_workspace
 
     call_command("seed_demo", "--quiet")
     key = (Path(settings.DATA_DIR) / "demo-api-key").read_text().strip()

@@ -34,23 +34,9 @@ RANK = {app: rank for rank, app in enumerate(LAYERS)}
 # Imports that break the layering today, as (importing module, imported module). Each is a debt: the list only
 # shrinks, and the test fails on any import not listed here that goes upwards.
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ('accounts.admin', 'billing.services'),
-    ('accounts.console_auth', 'campaigns.headers'),
-    ('accounts.console_views', 'billing.models'),
-    ('accounts.console_views', 'billing.selectors'),
-    ('accounts.console_views', 'billing.services'),
-    ('accounts.console_views', 'billing.topups'),
-    ('accounts.console_views', 'campaigns.services'),
-    ('accounts.management.commands.create_workspace', 'billing.services'),
-    ('accounts.management.commands.key_limits', 'billing.services'),
-    ('accounts.services', 'billing.services'),
-    ('accounts.services', 'webhooks.services'),
     ('api.views', 'llmproxy.catalog'),
     ('api.views', 'sending.providers'),
     ('campaigns.selectors', 'replies.models'),
-    ('core.management.commands.seed_demo', 'accounts.models'),
-    ('core.management.commands.seed_demo', 'accounts.services'),
-    ('core.management.commands.serve', 'config.celery'),
     ('sending.byo', 'replies.imap'),
     ('sending.context_processors', 'campaigns.models'),
     ('sending.services', 'campaigns.sender'),
@@ -58,7 +44,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 
 # Circles between modules today (each as the sorted tuple of its members). The list only shrinks.
 KNOWN_CIRCLES: set[tuple[str, ...]] = {
-    ('accounts.oauth', 'accounts.services', 'webhooks.services', 'webhooks.tasks'),
     ('campaigns.scheduler', 'campaigns.tasks'),
     ('campaigns.selectors', 'campaigns.sender', 'campaigns.services', 'campaigns.verify_leads'),
     ('replies.classify', 'replies.model'),

@@ -20,6 +20,7 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.utils.module_loading import import_string
 
 PR_SET_PDEATHSIG = 1
 # Worker and beat log warnings and errors by default (periodic sweeps every few seconds would bury them);
@@ -75,21 +76,29 @@ def web_options() -> list[str]:
             "--backlog", str(WEB_BACKLOG)]
 
 
+# The project's entry points, named (core imports no app above it; config, which defines them, sits on top): the
+# ASGI application uvicorn serves, the Celery app the workers and the scheduler load, and the function that makes
+# the filesystem broker's folders before the first message.
+ASGI_APP = "config.asgi:application"
+CELERY_APP = "config"
+BROKER_DIRS = "config.celery.ensure_broker_dirs"
+
+
 def child_commands() -> dict[str, list[str]]:
     py = sys.executable
     manage = str(settings.BASE_DIR / "manage.py")
     cmds = {
         # X-Forwarded-For/-Proto are believed only from FORWARDED_ALLOW_IPS (default loopback): per-address rate
         # limits see the real client behind a trusted proxy, and a client cannot pick its own address.
-        "web": [py, "-m", "uvicorn", "config.asgi:application", "--host", settings.HOST, "--port", str(settings.PORT),
+        "web": [py, "-m", "uvicorn", ASGI_APP, "--host", settings.HOST, "--port", str(settings.PORT),
                 *web_options(), "--proxy-headers", "--forwarded-allow-ips", settings.FORWARDED_ALLOW_IPS],
-        "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
+        "worker": [py, "-m", "celery", "-A", CELERY_APP, "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
                    "--concurrency", os.environ.get("WORKER_CONCURRENCY", "4"), "--without-gossip", "--without-mingle",
                    "--hostname", f"worker-{os.getpid()}@%h", "--queues", "celery"],
-        "webhooks": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
+        "webhooks": [py, "-m", "celery", "-A", CELERY_APP, "worker", "--loglevel", TASK_LOG_LEVEL, "--pool", "threads",
                      "--concurrency", os.environ.get("WEBHOOK_WORKER_CONCURRENCY", "4"), "--without-gossip",
                      "--without-mingle", "--hostname", f"webhooks-{os.getpid()}@%h", "--queues", "webhooks"],
-        "beat": [py, "-m", "celery", "-A", "config", "beat", "--loglevel", TASK_LOG_LEVEL,
+        "beat": [py, "-m", "celery", "-A", CELERY_APP, "beat", "--loglevel", TASK_LOG_LEVEL,
                  "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"],
     }
     if settings.SANDBOX and settings.SANDBOX_SMTP_PORT and _has_command("smtp_inbound"):
@@ -122,9 +131,7 @@ class Command(BaseCommand):
         parser.add_argument("--only", help="comma-separated subset of: web,worker,webhooks,beat,smtp")
 
     def handle(self, *args, **opts):
-        from config.celery import ensure_broker_dirs
-
-        ensure_broker_dirs()
+        import_string(BROKER_DIRS)()
         commands = child_commands()
         if opts.get("only"):
             wanted = {n.strip() for n in opts["only"].split(",")}
