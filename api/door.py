@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 
+from api.dbwork import background, drain, drain_background, shutdown_pool  # noqa: F401 - (the shutdown's)
 from core import errors
 from core.ids import new_id
 
@@ -285,25 +286,6 @@ def _settlements() -> ThreadPoolExecutor:
     return _settle_pool
 
 
-def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
-    """Close the database connection each thread of `pool` keeps and stop the threads (tests, orderly shutdowns)."""
-    if pool is None:
-        return
-    from django.db import connections
-
-    count = pool._max_workers
-    barrier = threading.Barrier(count)
-
-    def close():
-        with contextlib.suppress(threading.BrokenBarrierError):
-            barrier.wait(timeout=5)  # one task per thread
-        connections.close_all()
-
-    for future in [pool.submit(close) for _ in range(count)]:
-        future.result()
-    pool.shutdown(wait=True)
-
-
 def close_threads() -> None:
     """The verb and settlement threads: connections closed, threads stopped (new pools start on the next call)."""
     global _verb_pool, _settle_pool
@@ -377,36 +359,12 @@ async def run_in_api_thread(fn, *args, **kwargs):
 
 
 def _run_verb(request: Request, verb):
-    """One REST verb call on a worker thread: the same steps as api.views.VerbView (key, context, body or query
-    parameters, `execute`); run by `run_in_api_thread`."""
-    from accounts.services import key_authenticate
-    from api.pipeline import execute
-    from api.views import http_response
-    from core.parsers import parse_json_object
-    from core.verbs import Context
+    """One REST verb call on a worker thread, through the adapter both REST doors share (api.rest.run_verb); run by
+    `run_in_api_thread`."""
+    from api.rest import run_verb
 
     try:
-        key = key_authenticate(authorization=request.headers.get("Authorization"),
-                               cache_seconds=settings.API_KEY_CACHE_SECONDS)
-        ctx = Context(workspace=key.workspace, api_key=key, request_id=request.request_id, channel="rest")
-        if verb.method == "POST":
-            def raw():
-                return parse_json_object(request.body, request.content_type)
-        else:
-            query = request.GET
-            raw = {name: query[name] for name in verb.query if name in query}
-        later = []  # SETTLE_AFTER_RESPONSE: the settlement the pipeline leaves for after the response
-        try:
-            response = http_response(execute(
-                verb, ctx=ctx, raw=raw, idempotency_key=request.headers.get("Idempotency-Key"),
-                settle_later=later.append if settings.SETTLE_AFTER_RESPONSE else None))
-        except BaseException:
-            for settle in later:  # the answer will not be the one it promised: settle now all the same
-                settle()
-            raise
-        if later:
-            response.after_send = later[0]  # run by _send_response once the response is out
-        return response
+        return run_verb(request, verb)
     except Exception as exc:  # noqa: BLE001 - refusals before the pipeline (key, body) and anything unexpected
         if not isinstance(exc, errors.DomainError):
             logger.error("unhandled exception (request_id=%s) on %s %s", request.request_id, request.method,
@@ -415,8 +373,8 @@ def _run_verb(request: Request, verb):
 
 
 # The settlements that follow their answers (SETTLE_AFTER_RESPONSE): kept referenced until their thread is done,
-# and waited for by the server's lifespan shutdown (drain_background).
-_background: set[asyncio.Future] = set()
+# and waited for by the server's lifespan shutdown (api.dbwork.drain_background).
+_background = background
 
 
 def _settle_in_background(fn) -> None:
@@ -456,25 +414,6 @@ async def _verb_view(request: Request, verb):
     if not response.has_header("Allow"):
         response["Allow"] = _allow.get(verb.path, verb.method)
     return response
-
-
-async def drain(futures, timeout: float, what: str) -> None:
-    """Wait (at most `timeout` seconds) for `futures` (a set of work a process runs after its responses, which
-    may grow while it is waited for: a finished verb starting its settlement); log what is left."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while pending := [future for future in futures if not future.done()]:
-        left = deadline - asyncio.get_running_loop().time()
-        if left <= 0:
-            logger.error("%d %s were still running after %g s of shutdown; their holds are left to the expiry "
-                         "sweep", len(pending), what, timeout)
-            return
-        await asyncio.wait(pending, timeout=left)
-
-
-async def drain_background(timeout: float = 10.0) -> None:
-    """Wait for the settlements that follow their answers; the server's lifespan shutdown calls it, so an orderly
-    stop finishes them."""
-    await drain(_background, timeout, "verb settlements after their answers")
 
 
 async def verb_app(scope, receive, send, view, kwargs) -> None:

@@ -1,4 +1,5 @@
-"""The REST door: one generic DRF view per registered verb, a thin adapter over `api.pipeline.execute`."""
+"""The REST door under Django's handler: one generic DRF view per registered verb, over the REST adapter
+(api.rest.run_verb) both REST doors share."""
 
 from __future__ import annotations
 
@@ -6,29 +7,18 @@ import re
 
 from django.conf import settings
 from django.db import connections
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework.views import APIView
 
-from accounts.services import key_authenticate
-from api.pipeline import execute
+from api.readiness import live_config_problems
+from api.rest import run_verb
 from core import errors
-from core.parsers import parse_json_object
 from core.schemas import ErrorSerializer, ServiceEnvelopeSerializer
-from core.verbs import REGISTRY, Context, Verb
-from llmproxy.catalog import config_problem as llm_config_problem
-from sending.providers import config_problem as sending_config_problem
+from core.verbs import REGISTRY, Verb
 
 COMMON_ERRORS = (errors.InvalidRequest, errors.Unauthenticated, errors.HttpsRequired, errors.RateLimited, errors.Internal)
-
-
-def http_response(resp) -> HttpResponse:
-    out = HttpResponse(resp.body, status=resp.status, content_type="application/json")
-    for name, value in resp.headers.items():
-        out[name] = value
-    out._request_id_override = resp.request_id
-    return out
 
 
 class VerbView(APIView):
@@ -37,22 +27,12 @@ class VerbView(APIView):
     permission_classes: list = []
 
     def _handle(self, request, verb: Verb | None = None, **kwargs):
-        verb = verb or self.verb
-        django_request = request._request
-        key = key_authenticate(authorization=django_request.headers.get("Authorization"),
-                               cache_seconds=settings.API_KEY_CACHE_SECONDS)
-        ctx = Context(workspace=key.workspace, api_key=key, request_id=django_request.request_id, channel="rest")
-        if verb.method == "POST":
-            def raw():
-                body = parse_json_object(django_request.body, django_request.content_type)
-                return {**body, **kwargs} if kwargs else body  # path parameters (/v1/webhooks/<id>/test)
-        else:
-            raw = dict(kwargs)
-            for name in verb.query:  # declared query parameters only; others are ignored as before
-                if name in django_request.GET:
-                    raw[name] = django_request.GET[name]
-        resp = execute(verb, ctx=ctx, raw=raw, idempotency_key=django_request.headers.get("Idempotency-Key"))
-        return http_response(resp)
+        response = run_verb(request._request, verb or self.verb, kwargs)
+        after = response.after_send
+        if after is not None:  # SETTLE_AFTER_RESPONSE: run when the handler closes the response, once it is out
+            response.after_send = None
+            response._resource_closers.append(after)
+        return response
 
     def post(self, request, **kwargs):
         return self._handle(request, **kwargs)
@@ -159,7 +139,6 @@ def healthz(request):
 
 
 def readyz(request):
-    from django.conf import settings
 
     checks = {}
     try:
@@ -188,8 +167,3 @@ def readyz(request):
     checks["configuration"] = "ok" if not problems else "error: " + "; ".join(problems)
     status = "unavailable" if not ready else "degraded" if problems else "ok"
     return JsonResponse({"status": status, "checks": checks}, status=200 if ready else 503)
-
-
-def live_config_problems() -> list[str]:
-    """What keeps a live instance (SANDBOX=0) from doing what its calls promise, each naming its setting."""
-    return [p for p in (sending_config_problem(), llm_config_problem()) if p]

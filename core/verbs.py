@@ -57,6 +57,9 @@ class Verb:
     idempotency: str | Callable[[dict], bool] = "optional"
     max_charge: int | Callable[[Context, dict], int] = 0
     envelope: bool = True  # False for the GET state reads: the body is the object itself
+    # With envelope False: the result is an object that carries the `service` block itself (the LLM's chat
+    # completion, OpenAI's shape plus `service`), filled in by the pipeline's settlement.
+    service_in_result: bool = False
     record: bool = True  # open a request record (usage, GET /v1/requests/:id)
     mcp_name: str | None = None
     summary: str = ""

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from django.core.checks import Error, Tags, register
 
+from api import readiness
 from llmproxy.catalog import config_problem
+
+readiness.register(config_problem)  # /readyz names it too
 
 
 @register(Tags.security, deploy=True)

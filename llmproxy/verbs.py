@@ -12,9 +12,7 @@ import httpx
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from billing import services as billing
 from core import errors
-from core.money import service_block
 from core.verbs import Context, Outcome, Verb, register
 from llmproxy import metering, services, upstream
 
@@ -97,17 +95,12 @@ def hold_for(body: dict) -> int:
 
 def run_llm_chat(ctx: Context, **body) -> Outcome:
     data, usage, charge = complete(ctx, body)
-    # Settle here (the pipeline's own settle of the same hold is then a no-op returning this amount), so the
-    # result can carry `service` inside the body exactly as the REST route does.
-    charged = billing.hold_settle(hold=ctx.hold, charge=charge, verb=services.VERB) if ctx.hold is not None else 0
-    account = billing.account_get(workspace=ctx.workspace)
-    data["service"] = service_block(ctx.request_id, charged, account.available_micros)
-    return Outcome(result=data, charge=charged, usage=usage)
+    return Outcome(result=data, charge=charge, usage=usage)  # `service` is added by the pipeline's settlement
 
 
 llm_chat = register(Verb(
     name="llm_chat", path="/v1/llm/chat", run=run_llm_chat, input=LlmChatIn, max_charge=_hold,
-    envelope=False, rest_route=False, tags=("llm",),
+    envelope=False, service_in_result=True, rest_route=False, tags=("llm",),
     errors=(errors.ModelNotAllowed, errors.InsufficientCredits, errors.ProviderUnavailable),
     summary="Chat completion with an allowlisted model, billed per token from the same balance",
     description=(

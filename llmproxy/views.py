@@ -8,96 +8,38 @@ through `sync_to_async`; the upstream call goes through `upstream.send` (one poo
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import logging
 import time
-import weakref
-from concurrent.futures import ThreadPoolExecutor
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connection
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from billing import services as billing
+from api import dbwork, pipeline
 from core import errors
-from core.money import format_credits
+from core.money import format_credits, parse_credits
 from llmproxy import catalog, metering, services, upstream
 
 logger = logging.getLogger(__name__)
 
 OVERHEAD_HEADER = "X-Passthrough-Overhead-Ms"
 
-# At most this many calls of one process are inside a database step at once. Each step holds a connection
-# only while it runs (services release it between begin and finish), so a burst of streams cannot open more
-# than this many connections, whatever the number of streams.
-DB_CONCURRENCY = 32
-_db_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The database steps run where api.dbwork puts them (the dedicated database threads under the fast door, else
+# sync_to_async); the work left after a response is api.dbwork's too (its registry, waited for at shutdown).
+fast_path = dbwork.fast_door
+close_db_threads = dbwork.close_db_threads
+_background = dbwork.background
+_shielded_background = dbwork.shielded_background
+_shielded = dbwork.shielded
+drain_background = dbwork.drain_background
 
-
-# Served by llmproxy.asgi (no Django request context), the database steps run on a small dedicated pool of
-# threads that keep their connections (one thread on SQLite: one writer anyway); under Django's handler (and
-# its test client) they run where sync_to_async puts them, as before.
-fast_path: contextvars.ContextVar[bool] = contextvars.ContextVar("llm_fast_path", default=False)
-_pool: ThreadPoolExecutor | None = None
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        threads = 1 if connection.vendor == "sqlite" else max(1, settings.LLM_DB_THREADS)
-        _pool = ThreadPoolExecutor(threads, thread_name_prefix="llm-db")
-    return _pool
-
-
-def close_db_threads() -> None:
-    """Close the database threads' connections and stop the threads (a new pool starts on the next call).
-    For tests and orderly shutdowns: each thread keeps its connection between steps."""
-    from api.door import shutdown_pool
-
-    global _pool
-    pool, _pool = _pool, None
-    shutdown_pool(pool)
-
-
-def _gated(fn):
-    run = sync_to_async(fn)
-
-    async def call(**kwargs):
-        loop = asyncio.get_running_loop()
-        if fast_path.get():
-            return await loop.run_in_executor(_executor(), services.run_on_db_thread, fn, kwargs)
-        gate = _db_gates.get(loop)
-        if gate is None:
-            gate = _db_gates.setdefault(loop, asyncio.Semaphore(DB_CONCURRENCY))
-        async with gate:
-            return await run(**kwargs)
-    return call
-
-
-_begin = _gated(services.chat_begin)
-_finish = _gated(services.chat_finish)
-_heartbeat = _gated(services.hold_heartbeat)
-_finish_body = _gated(services.chat_finish_body)
-_fail = _gated(services.chat_fail)
-_authenticate = _gated(services.authenticate)
-
-_background: set[asyncio.Task] = set()
-
-
-def _shielded_background(coro) -> asyncio.Task:
-    """Run `coro` as a task that nothing cancels (kept referenced until it ends)."""
-    task = asyncio.ensure_future(coro)
-    _background.add(task)
-    task.add_done_callback(_background.discard)
-    return task
-
-
-async def _shielded(coro):
-    """Run `coro` to completion even if the request task is cancelled (client gone) meanwhile."""
-    return await asyncio.shield(_shielded_background(coro))
+_begin = dbwork.on_db_thread(services.chat_begin)
+_finish = dbwork.on_db_thread(services.chat_finish)
+_heartbeat = dbwork.on_db_thread(services.hold_heartbeat)
+_finish_body = dbwork.on_db_thread(services.chat_finish_body)
+_fail = dbwork.on_db_thread(services.chat_fail)
+_authenticate = dbwork.on_db_thread(services.authenticate)
 
 
 def _started(request) -> float:
@@ -196,10 +138,9 @@ async def chat(request):
         else:
             call, placing = early.result(), begin
     if call.replay is not None:
-        response = HttpResponse(call.replay.body, status=call.replay.status, content_type="application/json")
-        response["Idempotent-Replayed"] = "true"
-        response._request_id_override = call.replay.request_id
-        return _overhead(_headers(response, call), started, 0.0)
+        from api.rest import http_response
+
+        return _overhead(http_response(call.replay), started, 0.0)
     if call.stream:
         return await _chat_stream(request, call, started, placing)
     return await _chat_once(request, call, started, placing)
@@ -288,32 +229,13 @@ async def _chat_once(request, call: services.Call, started: float, placing: asyn
 
 
 async def _settle_after_response(call: services.Call, usage: dict, promised: int) -> None:
-    """Settle a call already answered: retried (a pool timeout, a locked SQLite file), since the client was told
-    the charge; after the last failure the hold is left to the expiry sweep (nothing charged)."""
-    for attempt, delay in enumerate((*billing.SETTLE_RETRIES, None)):
-        try:
-            service = await _finish(call=call, status="succeeded", usage=usage)
-            break
-        except Exception:  # noqa: BLE001
-            if delay is None:
-                logger.exception("the settlement of %s after its response failed %d times; its hold is left to the "
-                                 "expiry sweep", call.request_id, attempt + 1)
-                return
-            logger.warning("the settlement of %s after its response failed; retrying", call.request_id,
-                           exc_info=True)
-            await asyncio.sleep(delay)
-    if service["credits_charged"] != format_credits(promised):
-        logger.error("%s was answered with a charge of %s but settled %s", call.request_id,
-                     format_credits(promised), service["credits_charged"])
+    """Settle a call already answered, as every verb's settlement after its answer is (api.pipeline): retried,
+    since the client was told the charge; after the last failure the hold is left to the expiry sweep."""
+    async def settle():
+        service = await _finish(call=call, status="succeeded", usage=usage)
+        return parse_credits(service["credits_charged"]), None
 
-
-async def drain_background(timeout: float = 10.0) -> None:
-    """Wait (at most `timeout` seconds) for the work this process runs after its responses: settlements
-    (SETTLE_AFTER_RESPONSE), interrupted calls' records, the ends of provider streams. The server's
-    lifespan shutdown calls it, so an orderly stop finishes them."""
-    from api.door import drain
-
-    await drain(_background, timeout, "tasks left after responses (settlements among them)")
+    await pipeline.settle_after_answer_async(call.admission, promised, settle)
 
 
 # --- streaming ----------------------------------------------------------------------------------------

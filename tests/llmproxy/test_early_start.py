@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
+from api import pipeline
 from billing import services as billing
 from billing.models import Hold, RequestRecord
 from llmproxy import services as llm
@@ -174,7 +175,7 @@ def test_the_allowance_is_taken_by_each_early_call_and_refreshed_by_settlements(
 def rate_probe(monkeypatch, fake):
     """Wrap the rate-limit hit as hold_probe wraps the hold: `probe.seen` gets, per hit, whether the provider
     already had the request (an admitted call's hit is started beside its hold: `ratelimit_hit_start`)."""
-    real, real_start = llm.ratelimit_hit, llm.ratelimit_hit_start
+    real, real_start = pipeline.ratelimit_hit, pipeline.ratelimit_hit_start
 
     class Probe:
         seen: list[bool] = []
@@ -193,8 +194,8 @@ def rate_probe(monkeypatch, fake):
         Probe.seen.append(arrived())
         return real_start(subject, **kwargs)
 
-    monkeypatch.setattr(llm, "ratelimit_hit", hit)
-    monkeypatch.setattr(llm, "ratelimit_hit_start", hit_start)
+    monkeypatch.setattr(pipeline, "ratelimit_hit", hit)
+    monkeypatch.setattr(pipeline, "ratelimit_hit_start", hit_start)
     Probe.seen = []
     return Probe
 

@@ -1,0 +1,216 @@
+"""Where the money path's database steps run, for every door (the REST verbs, MCP, the LLM door):
+
+- the SQLite writer lock (`write`): writers of this process queue on it before they open their transaction, and a
+  waiting settlement goes before a waiting admission (a new record and hold), so a burst of new calls does not keep
+  answered calls from settling;
+- the dedicated database threads of the async doors (`on_db_thread`), which keep their connection between steps,
+  and the connection release between the two steps of a long call (`release_connection`);
+- the work a process runs after its responses (settlements among them): one registry (`background`), waited for by
+  the server's lifespan shutdown (`drain_background`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connection
+
+logger = logging.getLogger("core.errors")
+
+
+# --- the SQLite writer lock -------------------------------------------------------------------------------
+class WriterLock:
+    """One writer at a time, waiting settlements first. SQLite's own busy handler waits by sleeping in growing steps
+    (up to 100 ms), which under many parallel calls costs far more than the transactions themselves, and serves
+    whoever retries at the right moment: a settlement could wait behind a whole burst of new holds. Here writers
+    queue in-process, and a settlement waiting for the lock takes it before any admission waiting for it (an
+    admission waits while a settlement waits). Admissions cannot starve: every settlement belongs to a hold already
+    placed, so the settlements waiting run out."""
+
+    def __init__(self):
+        self._cond = threading.Condition(threading.Lock())
+        self._busy = False
+        self._settlements_waiting = 0
+
+    def acquire(self, settlement: bool = False) -> None:
+        with self._cond:
+            if settlement:
+                self._settlements_waiting += 1
+                try:
+                    while self._busy:
+                        self._cond.wait()
+                finally:
+                    self._settlements_waiting -= 1
+            else:
+                while self._busy or self._settlements_waiting:
+                    self._cond.wait()
+            self._busy = True
+
+    def release(self) -> None:
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()
+
+
+writer_lock = WriterLock()
+
+
+class _Locked:
+    def __init__(self, settlement: bool):
+        self.settlement = settlement
+
+    def __enter__(self):
+        writer_lock.acquire(self.settlement)
+
+    def __exit__(self, *exc):
+        writer_lock.release()
+
+
+def write(settlement: bool = False):
+    """One write step of the money path (`settlement`: a settle, which goes before waiting admissions). On SQLite,
+    the writer lock around the step's own transaction (billing.ledger_sql.atomic); on PostgreSQL each step is one
+    statement (billing.ledger_sql), atomic by itself: no BEGIN/COMMIT round trips around it, and no lock."""
+    if connection.vendor != "sqlite":
+        return contextlib.nullcontext()
+    return _Locked(settlement)
+
+
+# --- connections --------------------------------------------------------------------------------------------
+_thread = threading.local()
+
+
+def release_connection() -> None:
+    """Give the database connection back between the admission and the settlement of a long call: otherwise every
+    open stream (and every call waiting on its provider) keeps a server connection until the response ends, and a
+    few hundred parallel streams exhaust PostgreSQL's max_connections. SQLite keeps its (cheap, local) one: closing
+    the last connection to a WAL database checkpoints it. Never inside an atomic block (tests). The dedicated
+    database threads (`run_on_db_thread`) keep theirs: a fixed few threads, so a fixed few connections, and no pool
+    checkout and return around every step."""
+    if connection.vendor != "sqlite" and not connection.in_atomic_block and not getattr(_thread, "keep", False):
+        connection.close()
+
+
+def run_on_db_thread(fn, kwargs: dict):
+    """Run one database step on a dedicated thread that keeps its connection between steps; a connection found
+    unusable after an error is closed (the next step opens a new one)."""
+    _thread.keep = True
+    try:
+        return fn(**kwargs)
+    except BaseException:
+        if connection.connection is not None and connection.errors_occurred:
+            if connection.is_usable():
+                connection.errors_occurred = False
+            else:
+                connection.close()
+        raise
+
+
+# --- database threads of the async doors ---------------------------------------------------------------------
+# At most this many calls of one process are inside a database step at once under Django's handler. Each step
+# holds a connection only while it runs (release_connection between steps), so a burst of calls cannot open more
+# than this many connections, whatever the number of calls.
+DB_CONCURRENCY = 32
+_db_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+# Served by a fast door (no Django request context), the database steps run on a small dedicated pool of threads
+# that keep their connections (one thread on SQLite: one writer anyway); under Django's handler (and its test
+# client) they run where sync_to_async puts them.
+fast_door: contextvars.ContextVar[bool] = contextvars.ContextVar("fast_door", default=False)
+_pool: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        threads = 1 if connection.vendor == "sqlite" else max(1, settings.LLM_DB_THREADS)
+        _pool = ThreadPoolExecutor(threads, thread_name_prefix="db")
+    return _pool
+
+
+def on_db_thread(fn):
+    """`fn` (a sync database step) as a coroutine function with keyword arguments: on the dedicated database
+    threads under a fast door, else through sync_to_async, at most DB_CONCURRENCY at once per event loop."""
+    run = sync_to_async(fn)
+
+    async def call(**kwargs):
+        loop = asyncio.get_running_loop()
+        if fast_door.get():
+            return await loop.run_in_executor(_executor(), run_on_db_thread, fn, kwargs)
+        gate = _db_gates.get(loop)
+        if gate is None:
+            gate = _db_gates.setdefault(loop, asyncio.Semaphore(DB_CONCURRENCY))
+        async with gate:
+            return await run(**kwargs)
+    return call
+
+
+def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
+    """Close the database connection each thread of `pool` keeps and stop the threads (tests, orderly shutdowns)."""
+    if pool is None:
+        return
+    from django.db import connections
+
+    count = pool._max_workers
+    barrier = threading.Barrier(count)
+
+    def close():
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait(timeout=5)  # one task per thread
+        connections.close_all()
+
+    for future in [pool.submit(close) for _ in range(count)]:
+        future.result()
+    pool.shutdown(wait=True)
+
+
+def close_db_threads() -> None:
+    """Close the database threads' connections and stop the threads (a new pool starts on the next call)."""
+    global _pool
+    pool, _pool = _pool, None
+    shutdown_pool(pool)
+
+
+# --- work after the responses ---------------------------------------------------------------------------------
+# What a process runs after its responses (settlements, interrupted calls' records, the ends of provider streams):
+# kept referenced until done, and waited for by the server's lifespan shutdown.
+background: set[asyncio.Future] = set()
+
+
+def shielded_background(coro) -> asyncio.Task:
+    """Run `coro` as a task that nothing cancels (kept referenced until it ends)."""
+    task = asyncio.ensure_future(coro)
+    background.add(task)
+    task.add_done_callback(background.discard)
+    return task
+
+
+async def shielded(coro):
+    """Run `coro` to completion even if the request task is cancelled (client gone) meanwhile."""
+    return await asyncio.shield(shielded_background(coro))
+
+
+async def drain(futures, timeout: float, what: str) -> None:
+    """Wait (at most `timeout` seconds) for `futures` (a set of work a process runs after its responses, which
+    may grow while it is waited for: a finished verb starting its settlement); log what is left."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while pending := [future for future in futures if not future.done()]:
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            logger.error("%d %s were still running after %g s of shutdown; their holds are left to the expiry "
+                         "sweep", len(pending), what, timeout)
+            return
+        await asyncio.wait(pending, timeout=left)
+
+
+async def drain_background(timeout: float = 10.0) -> None:
+    """Wait for the work left after responses (settlements among them); the server's lifespan shutdown calls it,
+    so an orderly stop finishes them."""
+    await drain(background, timeout, "tasks left after responses (settlements among them)")
