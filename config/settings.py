@@ -618,13 +618,13 @@ API_THREADS = env_int("API_THREADS", 16)  # below DATABASE_POOL_MAX: each runnin
 API_SETTLE_THREADS = env_int("API_SETTLE_THREADS", 2)
 # Threads running the LLM routes' database steps when served by llmproxy.asgi (SQLite: always 1, it has one writer).
 LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
-# PostgreSQL: the LLM door's hold and settle statements commit with synchronous_commit off (for those
-# transactions only; docs/llm.md). Isolation is unchanged; a server crash can lose the last fraction of a second
-# of LLM charges, in the customer's favour. 0 = commit them synchronously like every other verb.
+# PostgreSQL: every metered call's hold and settle statements (api.pipeline: the LLM door's and every verb's)
+# commit with synchronous_commit off (for those transactions only; docs/llm.md). Isolation is unchanged; a server
+# crash can lose the last fraction of a second of charges, in the customer's favour. 0 = commit them synchronously.
 LLM_ASYNC_COMMIT = env_bool("LLM_ASYNC_COMMIT", True)
 # The provider request of an LLM call leaves while its rate-limit hit and its hold are being checked, when this
 # process last saw the workspace's available balance cover the hold (and, to leave before the rate-limit hit too,
-# the key valid and with requests left; llmproxy.services.EarlyStart, docs/llm.md). Nothing reaches the client
+# the key valid and with requests left; api.early.EarlyStart, docs/llm.md). Nothing reaches the client
 # before both are confirmed; a refusal abandons the provider request (402 or 429, nothing charged). Default on:
 # measured in bench/RESULTS.md (ninth and tenth sessions).
 LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
