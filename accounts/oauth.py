@@ -48,7 +48,7 @@ MAX_STATE_LENGTH = 1000
 
 def metadata_document_timeout() -> float:
     """The whole fetch of a client ID metadata document (connect to last byte)."""
-    return float(getattr(settings, "OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS", 5))
+    return float(settings.OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS)
 
 
 class OAuthInvalid(Exception):
@@ -74,11 +74,11 @@ def resource() -> str:
 
 
 def access_token_seconds() -> int:
-    return int(getattr(settings, "OAUTH_ACCESS_TOKEN_SECONDS", 3600))
+    return int(settings.OAUTH_ACCESS_TOKEN_SECONDS)
 
 
 def refresh_token_ttl() -> timedelta:
-    return timedelta(days=int(getattr(settings, "OAUTH_REFRESH_TOKEN_DAYS", 30)))
+    return timedelta(days=int(settings.OAUTH_REFRESH_TOKEN_DAYS))
 
 
 # --- clients ----------------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def metadata_document_fetch(url: str) -> dict:
     the caller runs it where a slow document server holds nothing else (mcpserver.oauth's fetch threads)."""
     from core import outbound
 
-    allow_private = bool(getattr(settings, "OAUTH_ALLOW_PRIVATE_NETWORKS", False))
+    allow_private = bool(settings.OAUTH_ALLOW_PRIVATE_NETWORKS)
     if not _metadata_document_url_ok(url, allow_private):
         raise OAuthInvalid("invalid_client", "client_id is not a valid client ID metadata document URL")
     try:
@@ -181,7 +181,7 @@ def client_cached(*, client_id: str) -> tuple[OAuthClient | None, bool]:
         client = None  # stored before the limit: refused rather than validated URI by URI on every call
     if not is_metadata_document_url(client_id):
         return (client if client and client.kind == OAuthClient.Kind.REGISTERED else None), False
-    ttl = timedelta(seconds=int(getattr(settings, "OAUTH_CLIENT_METADATA_CACHE_SECONDS", 3600)))
+    ttl = timedelta(seconds=int(settings.OAUTH_CLIENT_METADATA_CACHE_SECONDS))
     if client is not None and client.fetched_at and timezone.now() - client.fetched_at < ttl:
         return client, False
     return None, True

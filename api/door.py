@@ -78,18 +78,18 @@ class Request:
 def security_headers() -> list[tuple[bytes, bytes]]:
     """What SecurityMiddleware and XFrameOptionsMiddleware add to every response, from the same settings."""
     out = []
-    if getattr(settings, "SECURE_CONTENT_TYPE_NOSNIFF", True):
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
         out.append((b"x-content-type-options", b"nosniff"))
-    if getattr(settings, "SECURE_REFERRER_POLICY", None):
+    if settings.SECURE_REFERRER_POLICY:
         policy = settings.SECURE_REFERRER_POLICY
         policy = policy if isinstance(policy, str) else ",".join(policy)
         out.append((b"referrer-policy", policy.encode("latin-1")))
-    if getattr(settings, "SECURE_CROSS_ORIGIN_OPENER_POLICY", None):
+    if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
         out.append((b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode("latin-1")))
-    out.append((b"x-frame-options", getattr(settings, "X_FRAME_OPTIONS", "DENY").upper().encode("latin-1")))
-    if getattr(settings, "SECURE_HSTS_SECONDS", 0):  # BASE_URL is https (browsers ignore it over plain http)
+    out.append((b"x-frame-options", settings.X_FRAME_OPTIONS.upper().encode("latin-1")))
+    if settings.SECURE_HSTS_SECONDS:  # BASE_URL is https (browsers ignore it over plain http)
         hsts = f"max-age={settings.SECURE_HSTS_SECONDS}"
-        if getattr(settings, "SECURE_HSTS_INCLUDE_SUBDOMAINS", False):
+        if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
             hsts += "; includeSubDomains"
         out.append((b"strict-transport-security", hsts.encode("latin-1")))
     return out

@@ -21,7 +21,7 @@ from campaigns.window import for_lead, in_window, next_open, per_lead
 
 logger = logging.getLogger("campaigns.scheduler")
 
-LEASE = timedelta(seconds=getattr(settings, "CAMPAIGNS_LEASE_SECONDS", 600))
+LEASE = timedelta(seconds=settings.CAMPAIGNS_LEASE_SECONDS)
 
 
 def _dispatch_celery(items: list[tuple[int, int, datetime]]) -> None:

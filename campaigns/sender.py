@@ -39,8 +39,8 @@ WARMUP_STEP = 2  # ... and this many more each day after, up to DAILY_CAP
 MAX_ATTEMPTS = 5  # temporary failures of one step before the lead is stopped (`send_failed`)
 RETRY_BASE = timedelta(minutes=5)  # backoff: 5, 10, 20, 40 minutes
 MAILBOX_WAIT = timedelta(hours=1)  # a lead whose mailbox is not active is looked at again after this
-CLAIM_RELEASE_AFTER = timedelta(seconds=getattr(settings, "CAMPAIGNS_CLAIM_RELEASE_SECONDS", 600))
-STUCK_AFTER = timedelta(seconds=getattr(settings, "CAMPAIGNS_STUCK_SECONDS", 900))
+CLAIM_RELEASE_AFTER = timedelta(seconds=settings.CAMPAIGNS_CLAIM_RELEASE_SECONDS)
+STUCK_AFTER = timedelta(seconds=settings.CAMPAIGNS_STUCK_SECONDS)
 MAILBOX_GONE = {"removed", "failed"}
 MAILBOX_PAUSED = "paused"  # Mailbox.health_state set by the deliverability rules (docs/deliverability.md)
 BOUNCE_CODES = {521, 550, 551, 552, 553, 554, 556}  # recipient-level permanent failures
@@ -412,4 +412,4 @@ def sweep_stuck(*, now: datetime | None = None) -> dict:
 
 
 def tick_batch() -> int:
-    return int(getattr(settings, "CAMPAIGNS_TICK_BATCH", 1000))
+    return int(settings.CAMPAIGNS_TICK_BATCH)

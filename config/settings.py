@@ -292,7 +292,6 @@ ACCOUNT_SIGNUP_FIELDS = ["email*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"
 ACCOUNT_LOGIN_BY_CODE_ENABLED = True
-ACCOUNT_LOGIN_BY_CODE_REQUIRED = True
 ACCOUNT_LOGIN_BY_CODE_MAX_ATTEMPTS = 3
 ACCOUNT_LOGIN_BY_CODE_TIMEOUT = 600
 ACCOUNT_EMAIL_VERIFICATION_BY_CODE_ENABLED = True
@@ -669,7 +668,7 @@ OAUTH_REFRESH_MARGIN_SECONDS = env_int("OAUTH_REFRESH_MARGIN_SECONDS", 300)
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("sending.context_processors.mailbox_alerts")
 
 # --- deliverability (CONTRACT 4.13, docs/deliverability.md): health of mailboxes and sending domains ------------
-# Thresholds: an operator may lower them (stricter), never raise them (sending.health clamps each to its default).
+# Thresholds: an operator may lower them (stricter), never raise them (deliverability.services clamps each to its default).
 DELIVERABILITY_BOUNCE_WINDOW = env_int("DELIVERABILITY_BOUNCE_WINDOW", 50)  # a mailbox's last N sends ...
 DELIVERABILITY_BOUNCE_MIN_SENDS = env_int("DELIVERABILITY_BOUNCE_MIN_SENDS", 20)  # ... once it has this many
 DELIVERABILITY_BOUNCE_WARNING = float(env("DELIVERABILITY_BOUNCE_WARNING", "0.03"))

@@ -62,7 +62,7 @@ def production_settings(app_configs=None, **kwargs):
     if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         out.append(Warning("DATABASE_URL is SQLite: fine for one machine, not for several web and worker processes.",
                            hint="Set DATABASE_URL=postgres://… for production.", id="core.W109"))
-    if not settings.SANDBOX and _loopback(getattr(settings, "EMAIL_HOST", "") or ""):
+    if not settings.SANDBOX and _loopback(settings.EMAIL_HOST or ""):
         out.append(Warning("EMAIL_HOST is unset (localhost): console sign-in and approval mail go to a mail server "
                            "on this machine.", hint="Set EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, "
                            "EMAIL_HOST_PASSWORD, EMAIL_USE_TLS and DEFAULT_FROM_EMAIL.", id="core.W110"))

@@ -22,7 +22,7 @@ def https_only() -> bool:
 
 def scope_is_secure(scope) -> bool:
     """Django's HttpRequest.is_secure() for an ASGI scope."""
-    proxy = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    proxy = settings.SECURE_PROXY_SSL_HEADER
     if proxy:
         header, secure_value = proxy
         wanted = header.removeprefix("HTTP_").replace("_", "-").lower().encode("latin-1")

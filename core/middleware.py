@@ -67,7 +67,7 @@ class RequestIdMiddleware:
             if allow:
                 response["Allow"] = allow  # every 405 says what is allowed (issue 15.6)
         response["X-Request-Id"] = getattr(response, "_request_id_override", None) or request.request_id
-        policy = getattr(settings, "CONTENT_SECURITY_POLICY", "")
+        policy = settings.CONTENT_SECURITY_POLICY
         if (policy and "Content-Security-Policy" not in response
                 and response.get("Content-Type", "").startswith("text/html")
                 and not request.path.startswith(CSP_EXEMPT_PREFIXES)):

@@ -62,25 +62,27 @@ class Limits:
     dns_grace_hours: float = 24.0
 
 
-DEFAULTS = Limits()
+# The most lenient value each threshold may take: the documented defaults (config/settings.py reads each
+# setting, with that default, from the environment). An operator may lower a threshold, never raise it above these.
+CEILINGS = Limits()
 
 
 def limits() -> Limits:
     """The thresholds in force: each setting, clamped so an operator can lower it (stricter) but never raise it
-    above the documented default."""
-    def low(name, default, floor):
-        return max(floor, min(type(default)(getattr(settings, name, default)), default))
+    above its ceiling."""
+    def low(value, ceiling, floor):
+        return max(floor, min(type(ceiling)(value), ceiling))
 
     return Limits(
-        bounce_window=low("DELIVERABILITY_BOUNCE_WINDOW", DEFAULTS.bounce_window, 1),
-        bounce_min_sends=low("DELIVERABILITY_BOUNCE_MIN_SENDS", DEFAULTS.bounce_min_sends, 1),
-        bounce_warning=low("DELIVERABILITY_BOUNCE_WARNING", DEFAULTS.bounce_warning, 0.0),
-        bounce_pause=low("DELIVERABILITY_BOUNCE_PAUSE", DEFAULTS.bounce_pause, 0.0),
-        complaint_warning_count=low("DELIVERABILITY_COMPLAINT_WARNING_COUNT", DEFAULTS.complaint_warning_count, 1),
-        complaint_pause_rate=low("DELIVERABILITY_COMPLAINT_PAUSE_RATE", DEFAULTS.complaint_pause_rate, 0.0),
-        complaint_pause_rate_min=low("DELIVERABILITY_COMPLAINT_PAUSE_RATE_MIN", DEFAULTS.complaint_pause_rate_min, 1),
-        complaint_pause_count=low("DELIVERABILITY_COMPLAINT_PAUSE_COUNT", DEFAULTS.complaint_pause_count, 1),
-        dns_grace_hours=low("DELIVERABILITY_DNS_GRACE_HOURS", DEFAULTS.dns_grace_hours, 0.0),
+        bounce_window=low(settings.DELIVERABILITY_BOUNCE_WINDOW, CEILINGS.bounce_window, 1),
+        bounce_min_sends=low(settings.DELIVERABILITY_BOUNCE_MIN_SENDS, CEILINGS.bounce_min_sends, 1),
+        bounce_warning=low(settings.DELIVERABILITY_BOUNCE_WARNING, CEILINGS.bounce_warning, 0.0),
+        bounce_pause=low(settings.DELIVERABILITY_BOUNCE_PAUSE, CEILINGS.bounce_pause, 0.0),
+        complaint_warning_count=low(settings.DELIVERABILITY_COMPLAINT_WARNING_COUNT, CEILINGS.complaint_warning_count, 1),
+        complaint_pause_rate=low(settings.DELIVERABILITY_COMPLAINT_PAUSE_RATE, CEILINGS.complaint_pause_rate, 0.0),
+        complaint_pause_rate_min=low(settings.DELIVERABILITY_COMPLAINT_PAUSE_RATE_MIN, CEILINGS.complaint_pause_rate_min, 1),
+        complaint_pause_count=low(settings.DELIVERABILITY_COMPLAINT_PAUSE_COUNT, CEILINGS.complaint_pause_count, 1),
+        dns_grace_hours=low(settings.DELIVERABILITY_DNS_GRACE_HOURS, CEILINGS.dns_grace_hours, 0.0),
     )
 
 

@@ -68,7 +68,7 @@ def _call_limiter() -> anyio.CapacityLimiter:
     loop = asyncio.get_running_loop()
     limiter = _LIMITERS.get(loop)
     if limiter is None:
-        limiter = _LIMITERS[loop] = anyio.CapacityLimiter(getattr(settings, "MCP_WORKER_THREADS", 32))
+        limiter = _LIMITERS[loop] = anyio.CapacityLimiter(settings.MCP_WORKER_THREADS)
     return limiter
 
 
@@ -107,8 +107,8 @@ def transport_security() -> TransportSecuritySettings:
     hosts = {base.netloc, f"{base.hostname}:*", "127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"}
     origins = {f"{base.scheme}://{base.netloc}", f"{base.scheme}://{base.hostname}:*",
                "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"}
-    hosts.update(getattr(settings, "MCP_ALLOWED_HOSTS", []) or [])
-    origins.update(getattr(settings, "MCP_ALLOWED_ORIGINS", []) or [])
+    hosts.update(settings.MCP_ALLOWED_HOSTS or [])
+    origins.update(settings.MCP_ALLOWED_ORIGINS or [])
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=sorted(hosts),
                                      allowed_origins=sorted(origins))
 

@@ -133,7 +133,7 @@ async def handle(scope, receive, send, app) -> None:
                 await _envelope(send_with_headers, errors.RateLimited(), request_id, state.rate.headers())
                 return
             key_id = state.key.pk
-            cap = getattr(settings, "MCP_MAX_CONCURRENT_PER_KEY", 16)
+            cap = settings.MCP_MAX_CONCURRENT_PER_KEY
             if _in_flight.get(key_id, 0) >= cap:
                 await _envelope(send_with_headers, errors.RateLimited(
                     f"At most {cap} concurrent /mcp requests per key; retry when one has finished.",

@@ -85,7 +85,7 @@ def _fetches() -> concurrent.futures.ThreadPoolExecutor:
         with _fetch_pool_lock:
             if _fetch_pool is None:
                 _fetch_pool = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=int(getattr(settings, "OAUTH_METADATA_FETCH_THREADS", 8)),
+                    max_workers=int(settings.OAUTH_METADATA_FETCH_THREADS),
                     thread_name_prefix="oauth-metadata")
     return _fetch_pool
 
@@ -294,8 +294,8 @@ class Throttle:
     """The endpoints are open to anyone: each client address (the peer, or the forwarded address when the peer
     is a trusted proxy) makes at most `setting` (per minute) requests to `bucket`; more are 429."""
 
-    def __init__(self, handler, *, bucket: str, setting: str, default: int, what: str):
-        self.handler, self.bucket, self.setting, self.default, self.what = handler, bucket, setting, default, what
+    def __init__(self, handler, *, bucket: str, setting: str, what: str):
+        self.handler, self.bucket, self.setting, self.what = handler, bucket, setting, what
 
     async def handle(self, request: Request):
         from django.conf import settings
@@ -304,7 +304,7 @@ class Throttle:
         from core.ratelimit import hit
 
         ip = request.client.host if request.client else "unknown"
-        rate = await _sync(hit)(f"oauth-{self.bucket}:{ip}", limit=int(getattr(settings, self.setting, self.default)))
+        rate = await _sync(hit)(f"oauth-{self.bucket}:{ip}", limit=int(getattr(settings, self.setting)))
         if not rate.allowed:
             return JSONResponse({"error": "temporarily_unavailable",
                                  "error_description": f"Too many {self.what} from this address; retry later."},
@@ -363,7 +363,7 @@ def _limited(app, max_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE):
 
 
 def _throttled(handler, bucket: str, what: str, cls=Throttle):
-    return cls(handler, bucket=bucket, setting="OAUTH_REQUESTS_PER_MINUTE", default=120, what=what).handle
+    return cls(handler, bucket=bucket, setting="OAUTH_REQUESTS_PER_MINUTE", what=what).handle
 
 
 def routes() -> list[Route]:
@@ -380,7 +380,7 @@ def routes() -> list[Route]:
             TokenHandler(provider, authenticator), "token", "token requests"))), ["POST", "OPTIONS"]),
               methods=["POST", "OPTIONS"]),
         Route(REGISTER_PATH, endpoint=_cors(_limited(request_response(Throttle(
-            registration, bucket="register", setting="OAUTH_REGISTRATIONS_PER_MINUTE", default=20,
+            registration, bucket="register", setting="OAUTH_REGISTRATIONS_PER_MINUTE",
             what="client registrations").handle), REGISTRATION_MAX_BYTES), ["POST", "OPTIONS"]),
               methods=["POST", "OPTIONS"]),
         Route(REVOKE_PATH, endpoint=_cors(_limited(request_response(_throttled(

@@ -37,7 +37,7 @@ CONFIRMATION_GUIDANCE = (
 
 def exposed_verbs() -> list[Verb]:
     """Every registered verb, in registration order; test-only verbs only when the settings say so."""
-    include_test = getattr(settings, "MCP_INCLUDE_TEST_VERBS", False)
+    include_test = settings.MCP_INCLUDE_TEST_VERBS
     return [v for v in REGISTRY.values() if include_test or not v.test_only]
 
 

@@ -68,7 +68,7 @@ def connect(mailbox, *, timeout: float | None = None) -> imaplib.IMAP4:
     from sending.crypto import decrypt
     from sending.transport import BlockedAddress, allowed_address, tls_context
 
-    timeout = timeout or getattr(settings, "REPLIES_IMAP_TIMEOUT_SECONDS", 30)
+    timeout = timeout or settings.REPLIES_IMAP_TIMEOUT_SECONDS
     host, port = mailbox.imap_host, mailbox.imap_port
     security = mailbox.imap_security
     port = port or (993 if security == "ssl" else 143)
@@ -160,7 +160,7 @@ def _fetch_raw(conn: imaplib.IMAP4, uid: int) -> bytes | None:
 
 def mailbox_poll(*, mailbox, batch: int | None = None, conn: imaplib.IMAP4 | None = None) -> int:
     """Read what arrived in the mailbox's INBOX since the cursor; returns how many messages were stored."""
-    batch = batch or getattr(settings, "REPLIES_IMAP_BATCH", 200)
+    batch = batch or settings.REPLIES_IMAP_BATCH
     cursor = _claim(mailbox)
     if cursor is None:
         return 0  # another poller holds this mailbox

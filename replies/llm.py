@@ -64,7 +64,7 @@ class Answer:
 
 def active_model():
     """The allowlisted live model the stage uses, or None (off, unknown id, or only the sandbox echo)."""
-    choice = (getattr(settings, "REPLIES_LLM_MODEL", "auto") or "").strip()
+    choice = (settings.REPLIES_LLM_MODEL or "").strip()
     if choice.lower() in ("", "off", "none", "0"):
         return None
     from llmproxy import catalog
@@ -129,7 +129,7 @@ def classify(*, text: str, subject: str, request_id: str = "replies-llm") -> Ans
         resp = upstream.sync_client(model).post(
             model.chat_url, content=upstream.request_body(model, body, stream=False),
             headers=upstream.request_headers(model, request_id),
-            timeout=getattr(settings, "REPLIES_LLM_TIMEOUT_SECONDS", 20))
+            timeout=settings.REPLIES_LLM_TIMEOUT_SECONDS)
         if resp.status_code != 200:
             logger.warning("reply classifier model answered HTTP %s for %s", resp.status_code, request_id)
             return None

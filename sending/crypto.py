@@ -15,7 +15,7 @@ from django.conf import settings
 
 
 def _fernet() -> MultiFernet:
-    raw = getattr(settings, "MAILBOX_SECRET_KEY", "") or ""
+    raw = settings.MAILBOX_SECRET_KEY or ""
     keys = [k.strip() for k in raw.split(",") if k.strip()]
     if not keys:
         digest = hashlib.sha256(("mailbox-secret:" + settings.SECRET_KEY).encode()).digest()

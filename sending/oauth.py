@@ -209,7 +209,7 @@ def _token_request(provider: OAuthProvider, form: dict) -> dict:
 
     try:  # the one outbound client: timeout, no redirects, capped body, the private-address guard
         resp = request("POST", provider.token_url, timeout=settings.OAUTH_HTTP_TIMEOUT_SECONDS, max_bytes=1_000_000,
-                       allow_private=bool(getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False)),
+                       allow_private=bool(settings.SENDING_ALLOW_PRIVATE_NETWORKS),
                        headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
                        content=urlencode(body).encode())
     except OutboundError as exc:

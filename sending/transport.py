@@ -101,7 +101,7 @@ class BlockedAddress(Exception):
 def check_host_allowed(host: str, port: int) -> None:
     """Refuse mail servers on loopback, private or link-local addresses (an SSRF guard for operator-entered
     hosts) unless SENDING_ALLOW_PRIVATE_NETWORKS is on (default: on in sandbox mode only)."""
-    if getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False):
+    if settings.SENDING_ALLOW_PRIVATE_NETWORKS:
         return
     allowed_address(host, port)
 
@@ -119,7 +119,7 @@ def allowed_address(host: str, port: int) -> str:
         raise BlockedAddress(f"{host} does not resolve: {exc}") from exc
     if not infos:
         raise BlockedAddress(f"{host} does not resolve")
-    if not getattr(settings, "SENDING_ALLOW_PRIVATE_NETWORKS", False):
+    if not settings.SENDING_ALLOW_PRIVATE_NETWORKS:
         for info in infos:
             addr = ipaddress.ip_address(info[4][0].split("%")[0])
             if not addr.is_global or addr.is_multicast:
@@ -151,8 +151,8 @@ def tls_context() -> ssl.SSLContext:
 
     Contexts are built once per configuration and shared (an SSLContext is safe to share between threads;
     loading the system CA store for every message cost more than the SMTP dialogue itself)."""
-    return _tls_context(getattr(settings, "SENDING_TLS_CA_FILE", "") or "",
-                        bool(getattr(settings, "SENDING_SMTP_TLS_INSECURE", False)))
+    return _tls_context(settings.SENDING_TLS_CA_FILE or "",
+                        bool(settings.SENDING_SMTP_TLS_INSECURE))
 
 
 @functools.lru_cache(maxsize=8)

@@ -60,17 +60,13 @@ DISABLE_AFTER = timedelta(days=3)
 MAX_RESPONSE_BYTES = 64 * 1024
 
 
-def _setting(name, default):
-    return getattr(settings, name, default)
-
-
 def allow_private() -> bool:
-    return bool(_setting("WEBHOOKS_ALLOW_PRIVATE_NETWORKS", False))
+    return bool(settings.WEBHOOKS_ALLOW_PRIVATE_NETWORKS)
 
 
 def allow_loopback() -> bool:
     """Loopback receivers (on by default in sandbox mode: nothing leaves the machine)."""
-    return allow_private() or bool(_setting("WEBHOOKS_ALLOW_LOOPBACK", False))
+    return allow_private() or bool(settings.WEBHOOKS_ALLOW_LOOPBACK)
 
 
 # --- secrets ----------------------------------------------------------------------------------------
@@ -258,7 +254,7 @@ def _enqueue(delivery_ids: list[str]) -> None:
 
 def _queued_stale(now):
     """A delivery queued before this is taken for lost by the broker and may be queued again."""
-    return now - timedelta(seconds=_setting("WEBHOOK_QUEUED_STALE_SECONDS", 3600))
+    return now - timedelta(seconds=settings.WEBHOOK_QUEUED_STALE_SECONDS)
 
 
 def _not_queued(now) -> Q:
@@ -275,7 +271,7 @@ def _mark_queued(delivery_id: str) -> bool:
 def _new_delivery(endpoint: WebhookEndpoint, event: WebhookEvent) -> WebhookDelivery:
     now = timezone.now()  # queued_at: its message is sent when the creating transaction commits
     return WebhookDelivery(id=new_id("msg_"), endpoint=endpoint, event=event, next_attempt_at=now, queued_at=now,
-                           retry_until=now + timedelta(hours=_setting("WEBHOOK_RETRY_HOURS", 24)))
+                           retry_until=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS))
 
 
 def event_emit(*, workspace: Workspace | str, type: str, data) -> WebhookEvent | None:
@@ -323,7 +319,7 @@ def delivery_replay(*, delivery: WebhookDelivery) -> WebhookDelivery:
     now = timezone.now()
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
         status=WebhookDelivery.Status.PENDING, next_attempt_at=now, claimed_until=None,
-        retry_until=now + timedelta(hours=_setting("WEBHOOK_RETRY_HOURS", 24)))
+        retry_until=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS))
     if _mark_queued(delivery.pk):  # already queued: that message sends it
         transaction.on_commit(lambda: _enqueue([delivery.pk]))
     delivery.refresh_from_db()
@@ -333,7 +329,7 @@ def delivery_replay(*, delivery: WebhookDelivery) -> WebhookDelivery:
 # --- delivery ---------------------------------------------------------------------------------------
 def backoff(attempts: int) -> timedelta:
     """Exponential: 30 s, 1 min, 2 min, … doubling, at most 2 hours between attempts."""
-    base = _setting("WEBHOOK_RETRY_BASE_SECONDS", 30)
+    base = settings.WEBHOOK_RETRY_BASE_SECONDS
     return timedelta(seconds=min(base * 2 ** max(attempts - 1, 0), 7200))
 
 
@@ -348,7 +344,7 @@ def _claim(delivery_id: str) -> str | None:
     or held by another worker; "busy": another delivery to the same endpoint is under way, and that worker
     queues this one next). A message that does not lead to an attempt leaves the delivery unqueued."""
     now = timezone.now()
-    lease = now + timedelta(seconds=_setting("WEBHOOK_LEASE_SECONDS", 60))
+    lease = now + timedelta(seconds=settings.WEBHOOK_LEASE_SECONDS)
     endpoint_id = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).values_list(
         "endpoint_id", flat=True).first()
     if endpoint_id is None:
@@ -389,7 +385,7 @@ def delivery_attempt(*, delivery_id: str) -> str:
     code, error, latency = None, "", None
     started = time.monotonic()
     try:
-        resp = outbound.request("POST", endpoint.url, timeout=float(_setting("WEBHOOK_TIMEOUT_SECONDS", 10)),
+        resp = outbound.request("POST", endpoint.url, timeout=float(settings.WEBHOOK_TIMEOUT_SECONDS),
                                 max_bytes=MAX_RESPONSE_BYTES, allow_private=allow_private(), headers=headers,
                                 content=body, allow_loopback=allow_loopback())
         code, latency = resp.status_code, resp.elapsed_ms

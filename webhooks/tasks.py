@@ -37,4 +37,4 @@ def purge() -> int:
 
     from webhooks.services import events_purge
 
-    return events_purge(days=getattr(settings, "WEBHOOK_RETENTION_DAYS", 30))
+    return events_purge(days=settings.WEBHOOK_RETENTION_DAYS)

@@ -81,7 +81,7 @@ def _load_modules() -> None:
     global _modules_loaded
     if _modules_loaded:
         return
-    for module in getattr(settings, "LEADS_PROVIDER_MODULES", ()):
+    for module in settings.LEADS_PROVIDER_MODULES:
         importlib.import_module(module)
     _modules_loaded = True
 
@@ -104,7 +104,7 @@ def waterfall(capability: str) -> list[Provider]:
     _load_modules()
     base, setting = CAPABILITIES[capability]
     out: list[Provider] = []
-    for entry in getattr(settings, setting, ()):
+    for entry in getattr(settings, setting):  # the capability's setting, e.g. LEADS_SEARCH_PROVIDERS
         klass = _resolve(capability, entry)
         if klass is None or not issubclass(klass, base) or not klass.enabled():
             continue

@@ -57,9 +57,9 @@ class Config:
             helo_name=smtp_domain(settings.VERIFIER_HELO_NAME),
             mail_from=_mail_from(settings.VERIFIER_MAIL_FROM),
             allow_private=bool(settings.VERIFIER_ALLOW_PRIVATE_NETWORKS),
-            greylist_delay=float(getattr(settings, "VERIFIER_GREYLIST_RETRY_SECONDS", 3)),
-            per_host_limit=int(getattr(settings, "VERIFIER_MAX_CONNECTIONS_PER_HOST", 4)),
-            total_timeout=float(getattr(settings, "VERIFIER_TOTAL_TIMEOUT_SECONDS", 60)),
+            greylist_delay=float(settings.VERIFIER_GREYLIST_RETRY_SECONDS),
+            per_host_limit=int(settings.VERIFIER_MAX_CONNECTIONS_PER_HOST),
+            total_timeout=float(settings.VERIFIER_TOTAL_TIMEOUT_SECONDS),
         )
 
 
@@ -143,7 +143,7 @@ def host_slot(host: str, limit: int, wait: float, *, lease: float = 120.0):
 
     With REDIS_URL set the limit is shared by every process (a sorted set of leases per host, taken by an atomic
     script; a lease left by a crashed process expires after `lease` seconds); otherwise it is per process."""
-    url = getattr(settings, "REDIS_URL", None)
+    url = settings.REDIS_URL
     if url:
         with _shared_slot(url, host, limit, wait, lease) as acquired:
             yield acquired

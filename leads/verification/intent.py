@@ -34,7 +34,7 @@ class DnsTechnology(CompanyIntentProvider):
 
     @classmethod
     def enabled(cls) -> bool:
-        return bool(getattr(settings, "DNS_TECHNOLOGY_ENABLED", True))
+        return bool(settings.DNS_TECHNOLOGY_ENABLED)
 
     def find(self, query: IntentQuery) -> list[Signal]:
         if "technology" not in query.signals:

@@ -8,7 +8,7 @@ from leads.verification import services, technology
 
 @shared_task(name="leads.verification.tasks.technology_rescan")
 def technology_rescan() -> int:
-    if not getattr(settings, "DNS_TECHNOLOGY_ENABLED", False):
+    if not settings.DNS_TECHNOLOGY_ENABLED:
         return 0
     return technology.technology_rescan_due()
 
