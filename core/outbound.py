@@ -256,6 +256,31 @@ def client(*, timeout: float | httpx.Timeout, allow_private: bool, total: float 
                   headers={"User-Agent": USER_AGENT, **(headers or {})}, **kwargs)
 
 
+def async_timeout(*, total: float, timeout: httpx.Timeout):
+    """aiohttp's timeouts for `async_session`: `total` bounds the whole call, connect to the answer's last byte
+    (aiohttp's timer runs until the connection is released); the others as `timeout` sets them for httpx (a pooled
+    connection's wait plus connecting, connecting, each wait for the next bytes)."""
+    import aiohttp
+
+    return aiohttp.ClientTimeout(total=total, connect=timeout.pool + timeout.connect, sock_connect=timeout.connect,
+                                 sock_read=timeout.read)
+
+
+def async_session(*, timeout, limits: httpx.Limits, verify):
+    """A pooled aiohttp session for an operator-configured upstream whose per-call cost matters (the LLM
+    passthrough's provider calls: aiohttp's parser and pool cost a fraction of httpx's, bench/RESULTS.md). The rules
+    of this module that apply to it: a total deadline (`timeout`, from `async_timeout`), no proxies from the
+    environment, connections up to `limits`, TLS verified with `verify` (an SSLContext). Callers pass
+    `allow_redirects=False` on every request (aiohttp has no session-wide switch) and send the User-Agent; the
+    private-address guard does not apply (the address is the operator's). A session belongs to the event loop that
+    opened it."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=limits.max_connections, limit_per_host=0,
+                                     keepalive_timeout=limits.keepalive_expiry, ssl=verify)
+    return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False)
+
+
 @dataclass
 class Response:
     status_code: int

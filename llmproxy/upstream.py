@@ -1,6 +1,6 @@
 """Upstream HTTP: the passthrough's provider call (one aiohttp session per event loop, since an async connection
-pool belongs to the loop that opened it), one pooled httpx client per upstream for the sync callers, the upstream
-request, and error mapping."""
+pool belongs to the loop that opened it), one pooled httpx client per upstream for the sync callers, both built by
+core.outbound, the upstream request, and error mapping."""
 
 from __future__ import annotations
 
@@ -62,15 +62,12 @@ def _client_kwargs(model: Model) -> dict:
 UNREACHABLE = (aiohttp.ClientError, TimeoutError)
 
 READ_IDLE_SECONDS = TIMEOUT.read  # the longest wait for the provider's next bytes
-AIO_TIMEOUT = aiohttp.ClientTimeout(total=TOTAL_SECONDS, connect=TIMEOUT.pool + TIMEOUT.connect, sock_connect=TIMEOUT.connect,
-                                    sock_read=READ_IDLE_SECONDS)
+AIO_TIMEOUT = outbound.async_timeout(total=TOTAL_SECONDS, timeout=TIMEOUT)
 _sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _new_session() -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=LIMITS.max_connections, limit_per_host=0,
-                                     keepalive_timeout=LIMITS.keepalive_expiry, ssl=_verify())
-    return aiohttp.ClientSession(connector=connector, timeout=AIO_TIMEOUT, trust_env=False)
+    return outbound.async_session(timeout=AIO_TIMEOUT, limits=LIMITS, verify=_verify())
 
 
 def _session() -> aiohttp.ClientSession:

@@ -125,6 +125,50 @@ class RegistrarHostedProvider(SendingProvider):
     service's DKIM key is written through it."""
 
     registrar: DnsRegistrar
+    # The vendor's HTTP API as `vendor_request` maps it: its name in messages, the statuses besides 2xx handed
+    # back to the caller, the error reasons that mean "try later" whatever the status, and the reasons that make a
+    # 401/403 a refusal of the item itself (otherwise a 401/403 is an operator fix: consent, delegation, an API
+    # not enabled). `vendor_error(response)` reads (reason, message) from the vendor's error body.
+    vendor = "the vendor"
+    vendor_passed: tuple[int, ...] = (404,)
+    vendor_transient_reasons: frozenset[str] = frozenset()
+    vendor_refusal_reasons: frozenset[str] = frozenset()
+    _transport = None
+
+    def vendor_error(self, response) -> tuple[str, str]:
+        return "", response.text[:200]
+
+    def vendor_request(self, method: str, url: str, *, what: str, timeout: float, headers: dict, json_body=None,
+                       params=None, mutating: bool = False, answered: tuple[int, ...] = ()):
+        """One call to the vendor's API through core.outbound's client (`timeout` is the whole call's deadline).
+        Returns the response for 2xx, `vendor_passed` and the `answered` statuses (the callers decide); raises
+        ProviderError / OutcomeUnknown as the provider contract says otherwise: not connected or "try later" (5xx,
+        429, a transient reason) is retried, a mutating call sent without an answer or answered 5xx is
+        OutcomeUnknown, anything else the vendor refused fails the item. `what` names the call in messages."""
+        import httpx
+
+        from core import outbound
+
+        try:
+            with outbound.client(transport=self._transport, timeout=timeout, allow_private=True) as c:
+                response = c.request(method, url, json=json_body, params=params, headers=headers)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            raise ProviderError(f"{self.vendor} unreachable: {exc}", permanent=False) from exc
+        except httpx.HTTPError as exc:  # sent, no answer
+            if mutating:
+                raise OutcomeUnknown(f"{method} {what}: {exc}") from exc
+            raise ProviderError(f"{self.vendor} read failed: {exc}", permanent=False) from exc
+        status = response.status_code
+        if status < 300 or status in self.vendor_passed or status in answered:
+            return response
+        reason, message = self.vendor_error(response)
+        if status >= 500 and mutating:
+            raise OutcomeUnknown(f"{method} {what}: HTTP {status}")
+        if status >= 500 or status == 429 or reason in self.vendor_transient_reasons:
+            raise ProviderError(f"{self.vendor} HTTP {status}: {message}", permanent=False)
+        if status in (401, 403) and reason not in self.vendor_refusal_reasons:
+            raise ProviderError(f"{self.vendor} HTTP {status} ({reason}): {message}", permanent=False)
+        raise ProviderError(f"{self.vendor} HTTP {status} ({reason}): {message}", permanent=True)
 
     def domains_available(self, names):
         return self.registrar.domains_available(names)

@@ -57,7 +57,6 @@ from sending.providers.base import (
     DnsRecord,
     DnsRegistrar,
     External,
-    OutcomeUnknown,
     ProviderError,
     RegistrarHostedProvider,
 )
@@ -201,6 +200,11 @@ class GoogleWorkspaceProvider(RegistrarHostedProvider):
     name = "google_workspace"
     ready_estimate = "1 to 3 days (domain registration, DNS propagation and Google's domain verification)"
     transport: httpx.BaseTransport | None = None  # tests inject a local fake (httpx.MockTransport)
+    vendor = "Google"
+    vendor_passed = (404, 409)
+    vendor_transient_reasons = frozenset({"rateLimitExceeded", "userRateLimitExceeded", "backendError"})
+    # a 403 for a quota of the account refuses the item; any other 401/403 is delegation or an API not enabled
+    vendor_refusal_reasons = frozenset({"limitExceeded"})
 
     def __init__(self, transport: httpx.BaseTransport | None = None, registrar: DnsRegistrar | None = None):
         from sending.providers import get_provider
@@ -213,36 +217,17 @@ class GoogleWorkspaceProvider(RegistrarHostedProvider):
                                 permanent=True)
 
     # --- HTTP ---------------------------------------------------------------------------------------
+    def vendor_error(self, response: httpx.Response) -> tuple[str, str]:
+        return _google_error(response)
+
     def _request(self, method: str, url: str, *, scope: str, json_body=None, params=None,
                  mutating: bool = False, answered: tuple[int, ...] = ()) -> httpx.Response:
-        """One authorised call as the admin. Returns the response for 2xx, 404, 409 and the `answered` statuses
-        (the callers decide); raises ProviderError / OutcomeUnknown as the provider contract says otherwise."""
+        """One authorised call as the admin (RegistrarHostedProvider.vendor_request maps its answer)."""
         token, _ = delegated_token(subject=settings.GOOGLE_WORKSPACE_ADMIN_EMAIL, scopes=scope,
                                    transport=self._transport)
-        try:
-            with outbound.client(transport=self._transport, timeout=settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS,
-                                 allow_private=True) as c:
-                response = c.request(method, url, json=json_body, params=params,
-                                     headers={"Authorization": f"Bearer {token}"})
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            raise ProviderError(f"Google unreachable: {exc}", permanent=False) from exc
-        except httpx.HTTPError as exc:  # sent, no answer
-            if mutating:
-                raise OutcomeUnknown(f"{method} {url}: {exc}") from exc
-            raise ProviderError(f"Google read failed: {exc}", permanent=False) from exc
-        status = response.status_code
-        if status < 300 or status in (404, 409) or status in answered:
-            return response
-        reason, message = _google_error(response)
-        if status >= 500 and mutating:
-            raise OutcomeUnknown(f"{method} {url}: HTTP {status}")
-        if status >= 500 or status == 429 or reason in ("rateLimitExceeded", "userRateLimitExceeded",
-                                                        "backendError"):
-            raise ProviderError(f"Google HTTP {status}: {message}", permanent=False)
-        if status in (401, 403) and reason not in ("limitExceeded",):
-            # delegation or API not enabled: an operator fix, not a refusal of this item
-            raise ProviderError(f"Google HTTP {status} ({reason}): {message}", permanent=False)
-        raise ProviderError(f"Google HTTP {status} ({reason}): {message}", permanent=True)
+        return self.vendor_request(method, url, what=url, timeout=settings.GOOGLE_WORKSPACE_TIMEOUT_SECONDS,
+                                   headers={"Authorization": f"Bearer {token}"}, json_body=json_body, params=params,
+                                   mutating=mutating, answered=answered)
 
     def _directory(self, path: str) -> str:
         return settings.GOOGLE_WORKSPACE_DIRECTORY_URL.rstrip("/") + path

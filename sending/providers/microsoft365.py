@@ -57,7 +57,6 @@ from sending.providers.base import (
     DnsRecord,
     DnsRegistrar,
     External,
-    OutcomeUnknown,
     ProviderError,
     RegistrarHostedProvider,
 )
@@ -199,6 +198,7 @@ class Microsoft365Provider(RegistrarHostedProvider):
     name = "microsoft365"
     ready_estimate = "1 to 3 days (domain registration, DNS propagation and Microsoft's domain verification)"
     transport: httpx.BaseTransport | None = None  # tests inject a local fake (httpx.MockTransport)
+    vendor = "Microsoft Graph"  # any 401/403 is consent or a permission missing: an operator fix
 
     def __init__(self, transport: httpx.BaseTransport | None = None, registrar: DnsRegistrar | None = None):
         from sending.providers import get_provider
@@ -211,34 +211,17 @@ class Microsoft365Provider(RegistrarHostedProvider):
                                 permanent=True)
 
     # --- HTTP ---------------------------------------------------------------------------------------
+    def vendor_error(self, response: httpx.Response) -> tuple[str, str]:
+        return _graph_error(response)
+
     def _request(self, method: str, path: str, *, json_body=None, params=None, headers=None, mutating=False,
                  answered: tuple[int, ...] = ()) -> httpx.Response:
-        """One Graph call with the app's token. Returns the response for 2xx, 404 and the `answered` statuses
-        (the callers decide); raises ProviderError / OutcomeUnknown as the provider contract says otherwise."""
+        """One Graph call with the app's token (RegistrarHostedProvider.vendor_request maps its answer)."""
         token, _ = app_token(scope=GRAPH_SCOPE, transport=self._transport)
         url = settings.MICROSOFT365_GRAPH_URL.rstrip("/") + path
-        try:
-            with outbound.client(transport=self._transport, timeout=float(settings.MICROSOFT365_TIMEOUT_SECONDS),
-                                 allow_private=True) as c:
-                response = c.request(method, url, json=json_body, params=params,
-                                     headers={"Authorization": f"Bearer {token}", **(headers or {})})
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            raise ProviderError(f"Microsoft Graph unreachable: {exc}", permanent=False) from exc
-        except httpx.HTTPError as exc:  # sent, no answer
-            if mutating:
-                raise OutcomeUnknown(f"{method} {path}: {exc}") from exc
-            raise ProviderError(f"Microsoft Graph read failed: {exc}", permanent=False) from exc
-        status = response.status_code
-        if status < 300 or status == 404 or status in answered:
-            return response
-        code, message = _graph_error(response)
-        if status >= 500 and mutating:
-            raise OutcomeUnknown(f"{method} {path}: HTTP {status}")
-        if status >= 500 or status == 429:
-            raise ProviderError(f"Microsoft Graph HTTP {status}: {message}", permanent=False)
-        if status in (401, 403):  # consent or a permission missing: an operator fix, not a refusal of this item
-            raise ProviderError(f"Microsoft Graph HTTP {status} ({code}): {message}", permanent=False)
-        raise ProviderError(f"Microsoft Graph HTTP {status} ({code}): {message}", permanent=True)
+        return self.vendor_request(method, url, what=path, timeout=float(settings.MICROSOFT365_TIMEOUT_SECONDS),
+                                   headers={"Authorization": f"Bearer {token}", **(headers or {})},
+                                   json_body=json_body, params=params, mutating=mutating, answered=answered)
 
     # --- domains (registration, read-back and the DKIM record are the registrar's: RegistrarHostedProvider) --
     def _write_dns(self, name: str, wanted: list[DnsRecord]) -> None:
