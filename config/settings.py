@@ -410,6 +410,10 @@ ACCOUNT_LOGIN_BY_CODE_MAX_RESEND_COUNT = 3
 ACCOUNT_PREVENT_ENUMERATION = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
 SOCIALACCOUNT_LOGIN_ON_GET = False
+# Single sign-on's HTTP calls (discovery, token, user info, key set) go through core.outbound (accounts.sso): each is
+# done within this many seconds in all, connect to the last byte.
+SOCIALACCOUNT_ADAPTER = "accounts.sso.SocialAccountAdapter"
+SOCIALACCOUNT_REQUESTS_TIMEOUT = 5
 # A code after every sign-in would be a second email round-trip after single sign-on; no passwords exist, so
 # only the (absent) password method would need one. The emailed code remains the way to sign in by email.
 ACCOUNT_LOGIN_BY_CODE_REQUIRED = {"password"}
