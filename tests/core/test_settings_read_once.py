@@ -10,7 +10,7 @@ from pathlib import Path
 from django.conf import settings
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ["accounts", "api", "billing", "campaigns", "config", "core", "deliverability", "leads", "llmproxy",
+APPS = ["accounts", "api", "billing", "campaigns", "config", "console", "core", "deliverability", "leads", "llmproxy",
         "mcpserver", "replies", "sending", "webhooks"]
 
 
