@@ -6,7 +6,7 @@ Two heads over the same text: the intent of a person-written reply (`interested`
 `unsubscribe`, `other`, `out_of_office`) and its language (ISO 639-1). No network and no download: the model is
 built deterministically from the repository's own files (`make install` runs `python -m replies.model`; the
 first use builds it if it is missing) and cached as `var/replies_model/model-<digest>.pkl`, where the digest
-covers the corpus (its data files and its composer), this file, the text extraction (replies.classify) and the
+covers the corpus (its data files and its composer), this file, the text extraction (replies.mailtext) and the
 scikit-learn version, so a change to any of them rebuilds it.
 `REPLIES_MODEL_DIR` moves the cache.
 
@@ -78,7 +78,7 @@ def _digest() -> str:
     h = hashlib.sha256()
     h.update(sources_digest().encode())
     h.update(Path(__file__).read_bytes())
-    h.update(Path(__file__).with_name("classify.py").read_bytes())  # the text extraction the model learns on
+    h.update(Path(__file__).with_name("mailtext.py").read_bytes())  # the text extraction the model learns on
     h.update(sklearn.__version__.encode())
     return h.hexdigest()[:16]
 
@@ -95,9 +95,9 @@ def model_path() -> Path:
 def _extract(raw: bytes) -> tuple[str, str] | None:
     """(model text, language text) of one corpus message, extracted as classify does; None when it has no text of
     its own (a forward without comment, an empty reply): nothing to learn."""
-    from replies import classify as cl
+    from replies.mailtext import body_text, parse, strip_quotes_and_signature
 
-    own = cl.strip_quotes_and_signature(cl.body_text(cl.parse(raw)))
+    own = strip_quotes_and_signature(body_text(parse(raw)))
     if not own.strip():
         return None
     return model_text(own), _lang_text(own)

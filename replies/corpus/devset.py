@@ -86,7 +86,7 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
             hits[key] += int(got == label)
         if got != label:
             if name in WHOLE_MESSAGE_SETS[1:]:  # whole messages named by id: show the text the classifier read
-                from replies.classify import body_text, parse, strip_quotes_and_signature
+                from replies.mailtext import body_text, parse, strip_quotes_and_signature
 
                 own = strip_quotes_and_signature(body_text(parse(raw)))
                 phrase = f"{phrase} {' '.join(own.split())[:300]}"
