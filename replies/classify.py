@@ -308,65 +308,6 @@ UNSUBSCRIBE_RE = _rx(
     r"\bproszę (przestać|zaprzestać)\b", r"\bcessez de (m'|nous )?(écrire|contacter|envoyer)\b",
     r"(ご連絡|連絡|メール|お電話|ご案内|フォローアップ)[^。]{0,20}(ご遠慮|お控え)", r"お控えいただ",
 )
-NOT_INTERESTED_RE = _rx(
-    r"\bnot (really |currently |at all )?interested\b", r"\bno interest\b", r"\bnot a (good )?fit\b",
-    r"\bno,? thanks?\b", r"\bno thank you\b", r"\bthanks,? but no\b", r"\bwe('re| are) (all )?(set|good)\b",
-    r"\bwe('re| are) (happy|satisfied) with\b", r"\bwe already (have|use|work with)\b",
-    r"\balready (have|using|use) (a|an|our own)\b", r"\bnot (the )?right (time|now)\b",
-    r"\bnot at (this|the moment)|\bnot at this time\b", r"\bno budget\b", r"\bnot (a )?priority\b",
-    r"\bnot for us\b", r"\bwe('ll| will) pass\b", r"\bi('ll| will) pass\b", r"\bpass on this\b",
-    r"\bnot looking (for|to)\b", r"\bdon't need\b", r"\bdo not need\b", r"\bno need\b",
-    r"\bnot relevant\b", r"\bnot something we\b", r"\bplease stop\b", r"\bnot the right (person|contact)\b",
-    r"\bdecline\b", r"\bnot going to\b", r"\bnot moving forward\b",
-    r"^\s*(no|nope|nah|nein|non|no gracias|no grazie|nee)\s*[.!]*\s*$",
-    r"^\s*(no|nope|nah|nein|non|nee)\b(?!\s*(problem|worries|worry|pasa nada|problema))\s*[,.!-]",
-    r"\bsigned\b.{0,40}\b(contract|agreement|deal)\b", r"\b(a|our|the) competitor\b",
-    r"\bdon'?t see (this|it|that) (happening|working|being a fit)\b",
-    r"\b(zero|no|limited) (bandwidth|capacity|time) for\b", r"\bthanks anyway\b", r"\bmaybe (next year|next quarter|later|another time|in the future)\b",
-    r"\bnot (right )?now\b", r"\bnon,? merci\b", r"\bnon (ci|mi) interessa\b", r"\bnicht interessiert\b",
-    r"\bno (me|nos) interesa\b",
-    r"\b(isn't|is not|wouldn't be|would not be) (something|anything) (we|i)('d| would)? (use|need|want|consider)",
-    r"\b(best of|good) luck\b", r"\b(happy|satisfied|content) with (our|the|my) (current|existing)\b",
-    r"\b(we|i) (already )?(use|work with|have) (another|a different) (vendor|provider|supplier|tool|solution)\b",
-    r"\bya (trabajamos|tenemos|usamos|contamos)\b", r"\bwir (haben|nutzen|arbeiten) bereits\b",
-    r"\bnous (avons|utilisons|travaillons) déjà\b", r"\babbiamo già\b", r"\bwe (hebben|gebruiken) al\b",
-    r"\bkein(e|en)? (interesse|bedarf)\b", r"\bnein,? danke\b", r"\bbrauchen wir nicht\b",
-    r"\bpas intéressée?s?\b", r"\bnon merci\b", r"\bpas besoin\b", r"\bça ne nous intéresse pas\b",
-    r"\bno (nos )?interesa\b", r"\bno estamos interesados\b", r"\bno,? gracias\b",
-    r"\bnon (siamo |sono )?interessat[oi]\b", r"\bno,? grazie\b",
-    r"\bnão (temos |estamos )?interess", r"\bgeen interesse\b", r"\bnee,? dank(je|u)\b", r"\binte intresserad",
-)
-INTERESTED_RE = _rx(
-    r"\binterested\b", r"\binteresting\b", r"\bsounds (good|great|interesting)\b", r"\blet'?s (talk|chat|connect|"
-    r"meet|set up|schedule|find a time|do it|hop on)\b", r"\b(schedule|book|set up|arrange|hop on) a (quick )?"
-    r"(call|meeting|demo|chat|time)\b", r"\bhappy to (chat|talk|connect|meet|learn|hop)\b",
-    r"\b(send|share) (me |us )?(more )?(info|information|details|a deck|pricing|the deck|a proposal)\b",
-    r"\btell me more\b", r"\blearn more\b", r"\bwhat('s| is| are) (the |your )?(pricing|price|cost)s?\b",
-    r"\bhow much\b", r"\b(are you|would you be) (free|available)\b", r"\bwhen (are you|is a good time)\b",
-    r"\bcalendar\b", r"\bcalendly\b", r"\bbook (a )?(time|slot)\b", r"\bworks for me\b", r"\bcount (me|us) in\b",
-    r"\bi'?d (like|love) to\b", r"\bwe'?d (like|love) to\b", r"\bcan you (send|share|do|call)\b",
-    r"\bcould you (send|share|call)\b", r"\bgive me a call\b", r"\bcall me\b", r"\bdemo\b", r"\btrial\b",
-    r"\bfree (on|next|this|tomorrow)\b",
-    r"\b(could|can|shall) we (do|have|set up|schedule|book|arrange|hop on|jump on)\b.{0,30}\b(call|meeting|chat|demo)",
-    r"\b(i'm|i am|we're|we are) available\b", r"\bavailable (on|next|this|tomorrow|monday|tuesday|wednesday|"
-    r"thursday|friday)\b", r"\b(monday|tuesday|wednesday|thursday|friday)\b.{0,25}\bworks\b",
-    r"\btiming is (actually |really )?(good|great|perfect)\b", r"\bthis could be (useful|interesting|helpful)\b",
-    r"\bje suis disponible\b", r"\bpourquoi pas\b", r"\ben discuter\b", r"\brendez-vous\b",
-    r"\benvoyez-moi\b", r"\bestoy disponible\b", r"\bsono disponibile\b", r"\bpasst (mir|uns|gut)\b",
-    r"\bzeit für ein\b", r"\bik ben beschikbaar\b",
-    r"\bworth a (look|chat|call|conversation)\b", r"\bgrab (some |a )?(time|slot|minutes|\d+ min)",
-    r"\b(cal\.com|calendly\.com|hubspot\.com/meetings|meeting link|booking link)\b",
-    r"\b(cost|costs|price|prices|pricing|quote|rate)\b[^.!?\n]{0,60}\?", r"\bper (seat|user|license|month)\b",
-    r"\bgern\b", r"\bunterlagen\b", r"\bschicken sie\b", r"\bhablemos\b", r"\bte viene bien\b",
-    r"\b(podemos|podríamos) (hablar|vernos|agendar)\b", r"\bsentiamoci\b", r"\bparlons-en\b", r"\béchangeons\b",
-    r"\b(add|invite|loop in|cc) (my|our) (colleague|team|boss|manager|cto|ceo|cfo)\b", r"\b(monday|tuesday|wednesday|thursday|friday) (at|works|afternoon|"
-    r"morning)\b", r"^\s*(yes|sure|absolutely|definitely)\b",
-    r"\binteressiert\b", r"\binteresse\b", r"\bgerne\b", r"\bklingt (gut|interessant|spannend)\b",
-    r"\btermin\b", r"\bintéressée?s?\b", r"\bavec plaisir\b", r"\bvolontiers\b", r"\bun appel\b",
-    r"\binteresad[oa]s?\b", r"\bme interesa\b", r"\bnos interesa\b", r"\buna llamada\b", r"\breunión\b",
-    r"\binteressat[oi]\b", r"\bmi interessa\b", r"\bvolentieri\b", r"\binteressad[oa]s?\b",
-    r"\bgeïnteresseerd\b", r"\bintresserad\b",
-)
 
 
 def _has(rx: re.Pattern, text: str) -> bool:
