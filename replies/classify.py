@@ -39,7 +39,7 @@ from email.message import Message
 from email.utils import getaddresses
 
 # the mail's own text (replies.mailtext); the `name as name` imports are what the ingestion, content and
-# answer modules read through this module
+# answer modules and the tests read through this module
 from replies.mailtext import BLOCK_RE as BLOCK_RE
 from replies.mailtext import INNER_BLOCKQUOTE_RE as INNER_BLOCKQUOTE_RE
 from replies.mailtext import TAG_RE as TAG_RE
@@ -59,6 +59,7 @@ from replies.mailtext import (
 )
 from replies.mailtext import _own_parts as _own_parts
 from replies.mailtext import addresses as addresses
+from replies.mailtext import html_to_text as html_to_text
 from replies.mailtext import normalize_message_id as normalize_message_id
 
 INTERESTED = "interested"
