@@ -1,11 +1,13 @@
 """The local reply classifier: linear models (scikit-learn) over character and word n-grams, trained on the
-shipped corpus in replies/corpus/train/ (hand-written phrasings in 12 languages composed into messages).
+shipped corpus in data/replies/ (hand-written phrasings in 12 languages, JSON Lines, composed into messages by
+replies.corpus.build).
 
 Two heads over the same text: the intent of a person-written reply (`interested`, `not_interested`,
 `unsubscribe`, `other`, `out_of_office`) and its language (ISO 639-1). No network and no download: the model is
 built deterministically from the repository's own files (`make install` runs `python -m replies.model`; the
 first use builds it if it is missing) and cached as `var/replies_model/model-<digest>.pkl`, where the digest
-covers the corpus sources, this file and the scikit-learn version, so a change to any of them rebuilds it.
+covers the corpus (its data files and its composer), this file, the text extraction (replies.mailtext) and the
+scikit-learn version, so a change to any of them rebuilds it.
 `REPLIES_MODEL_DIR` moves the cache.
 
     python -m replies.model            # build (or find) the model with every CPU, printing progress
@@ -71,12 +73,12 @@ def _lang_text(text: str) -> str:
 def _digest() -> str:
     import sklearn
 
-    from replies.corpus.train.build import sources_digest
+    from replies.corpus.build import sources_digest
 
     h = hashlib.sha256()
     h.update(sources_digest().encode())
     h.update(Path(__file__).read_bytes())
-    h.update(Path(__file__).with_name("classify.py").read_bytes())  # the text extraction the model learns on
+    h.update(Path(__file__).with_name("mailtext.py").read_bytes())  # the text extraction the model learns on
     h.update(sklearn.__version__.encode())
     return h.hexdigest()[:16]
 
@@ -93,9 +95,9 @@ def model_path() -> Path:
 def _extract(raw: bytes) -> tuple[str, str] | None:
     """(model text, language text) of one corpus message, extracted as classify does; None when it has no text of
     its own (a forward without comment, an empty reply): nothing to learn."""
-    from replies import classify as cl
+    from replies.mailtext import body_text, parse, strip_quotes_and_signature
 
-    own = cl.strip_quotes_and_signature(cl.body_text(cl.parse(raw)))
+    own = strip_quotes_and_signature(body_text(parse(raw)))
     if not own.strip():
         return None
     return model_text(own), _lang_text(own)
@@ -108,7 +110,7 @@ def _extract_row(row: dict):
 
 def training_rows(split: str | None = "train"):
     """(model text, language text, label, lang, split) for each corpus message, extracted as classify does."""
-    from replies.corpus.train.build import corpus
+    from replies.corpus.build import corpus
 
     for row in corpus():
         if split is not None and row["split"] != split:
@@ -170,7 +172,7 @@ def _rows_parallel(workers: int, progress: _Progress) -> list:
     stripping: about half the build) spread over `workers` processes while this one composes the messages."""
     import multiprocessing
 
-    from replies.corpus.train.build import corpus
+    from replies.corpus.build import corpus
 
     rows = []
     if workers <= 1:

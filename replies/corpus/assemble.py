@@ -1,15 +1,15 @@
 """Assemble a whole-message reply set (the held-out sets and development sets dev4-dev6) from hand-written texts.
 
 The texts (bodies, pitches, attribution lines, absence notices, machine mail) are written by hand in
-src/<lang>.txt and src/machine.txt; this script only wraps them into RFC 5322 / MIME messages (headers,
+data/replies/<set>/src/<lang>.txt and src/machine.txt; this script only wraps them into RFC 5322 / MIME messages (headers,
 quoted pitch below top-posted replies, HTML or multipart/alternative parts, quoted-printable / base64 /
 ISO-2022-JP / GB2312 / ISO-8859 encodings) and writes one JSON object per line.
 
 Deterministic: the same sources give byte-identical output. SETS names each set's folder, id prefix and targets;
-tests and replies.corpus.devset assemble a set in memory (`set_rows(name)`); the command writes its JSONL (not
-committed) and validates it with replies.corpus.checkset:
+tests and replies.corpus.devset assemble a set in memory (`set_rows(name)`); the command writes its JSONL under
+var/ (generated, not committed) and validates it with replies.corpus.checkset:
 
-    python -m replies.corpus.assemble heldout3          # writes replies/corpus/heldout3/heldout3.jsonl
+    python -m replies.corpus.assemble heldout3          # writes var/replies_corpus/heldout3.jsonl
     python -m replies.corpus.assemble heldout3 --check  # and validates it, printing its counts
 """
 
@@ -27,6 +27,8 @@ from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from email.utils import format_datetime, formataddr
 from pathlib import Path
+
+from replies.corpus.files import DATA
 
 LABELS = {
     "i": "interested",
@@ -412,19 +414,20 @@ def main(src: Path, out: Path, prefix: str) -> int:
     return 0
 
 
-CORPUS = Path(__file__).resolve().parent
-# set -> (id prefix, output file name, person-written minimum per label and language, absence notices per language)
+# where the command writes a set's messages (generated: never committed)
+OUT = DATA.parents[1] / "var" / "replies_corpus"
+# set -> (id prefix, person-written minimum per label and language, absence notices per language)
 SETS = {
-    "dev4": ("ho", "messages.jsonl", {"interested": 8, "not_interested": 8, "unsubscribe": 8, "other": 8}, 4),
-    "dev5": ("d5", "messages.jsonl", {"interested": 10, "not_interested": 10, "unsubscribe": 8, "other": 14}, 5),
-    "dev6": ("h2", "messages.jsonl", {"interested": 14, "not_interested": 12, "unsubscribe": 12, "other": 16}, 6),
-    "heldout3": ("h3", "heldout3.jsonl", {"interested": 14, "not_interested": 12, "unsubscribe": 12, "other": 16}, 6),
+    "dev4": ("ho", {"interested": 8, "not_interested": 8, "unsubscribe": 8, "other": 8}, 4),
+    "dev5": ("d5", {"interested": 10, "not_interested": 10, "unsubscribe": 8, "other": 14}, 5),
+    "dev6": ("h2", {"interested": 14, "not_interested": 12, "unsubscribe": 12, "other": 16}, 6),
+    "heldout3": ("h3", {"interested": 14, "not_interested": 12, "unsubscribe": 12, "other": 16}, 6),
 }
 
 
 def set_rows(name: str) -> list[dict]:
-    """The messages of one of SETS, assembled in memory."""
-    return rows(CORPUS / name / "src", SETS[name][0])
+    """The messages of one of SETS, assembled in memory from data/replies/<name>/src/."""
+    return rows(DATA / name / "src", SETS[name][0])
 
 
 def cli(argv: list[str]) -> int:
@@ -433,9 +436,10 @@ def cli(argv: list[str]) -> int:
         print(f"usage: python -m replies.corpus.assemble {{{'|'.join(SETS)}}} [--check]", file=sys.stderr)
         return 2
     name = names[0]
-    prefix, out_name, person_min, ooo_min = SETS[name]
-    out = CORPUS / name / out_name
-    status = main(CORPUS / name / "src", out, prefix)
+    prefix, person_min, ooo_min = SETS[name]
+    OUT.mkdir(parents=True, exist_ok=True)
+    out = OUT / f"{name}.jsonl"
+    status = main(DATA / name / "src", out, prefix)
     if status == 0 and "--check" in argv:
         from replies.corpus import checkset
 

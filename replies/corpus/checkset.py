@@ -1,7 +1,7 @@
-"""Validate a whole-message reply set (a held-out set or dev4-dev6) and print its counts; each set's check.py
-names its file and its targets.
+"""Validate a whole-message reply set (a held-out set or dev4-dev6) and print its counts; replies.corpus.assemble
+names each set's targets and runs this on the file it writes.
 
-    python replies/corpus/<set>/check.py [path/to/the.jsonl]
+    python -m replies.corpus.assemble <set> --check
 
 Checks: every line is a JSON object with the five fields; ids are unique; labels, languages and kinds are
 from the allowed sets (lang is null only for machine mail); every `raw` parses with the standard library's

@@ -2,20 +2,20 @@
 or the held-out set, in the training modules' format, never trained on. Whoever tunes the classifier measures on
 them instead of the held-out set, which stays unseen.
 
-- `dev` (replies/corpus/dev/<lang>.py): every class, many boundary cases;
-- `dev2` (replies/corpus/dev2/<lang>.py): another author's `other` and its borders with `not_interested` and
+- `dev` (data/replies/dev/<lang>.jsonl): every class, many boundary cases;
+- `dev2` (data/replies/dev2/<lang>.jsonl): another author's `other` and its borders with `not_interested` and
   `interested` (redirects, who/what questions, acknowledgements, complaints about the email, neutral forwards);
-- `dev3` (replies/corpus/dev3/messages.jsonl): whole messages by another author, in the shapes real clients
+- `dev3` (data/replies/dev3/messages.jsonl): whole messages by another author, in the shapes real clients
   write (empty and signature-only replies, forwards, answers below or inside the quote, long disclaimers), each
   with its shape named; reported per shape too.
-- `dev4` (replies/corpus/dev4/): the first held-out set (654 whole messages), spent on 2026-11-26 once a second
+- `dev4` (data/replies/dev4/): the first held-out set (654 whole messages), spent on 2026-11-26 once a second
   held-out set existed; its misses are read (`--errors` prints the text the classifier read).
-- `dev5` (replies/corpus/dev5/): 719 whole messages by four more authors, written the way the second held-out
+- `dev5` (data/replies/dev5/): 719 whole messages by four more authors, written the way the second held-out
   set was (same brief, same assembler), for tuning without looking at that set.
-- `dev6` (replies/corpus/dev6/): the second held-out set (925 whole messages), spent on 2026-11-26 after two looks,
-  once a third held-out set (replies/corpus/heldout3/) had been commissioned.
+- `dev6` (data/replies/dev6/): the second held-out set (925 whole messages), spent on 2026-11-26 after two looks,
+  once a third held-out set (data/replies/heldout3/) had been commissioned.
 
-`dev` and `dev2` are trained on since 2026-11-26 (replies/corpus/train/build.py CORPUS_AUTHORS): their figures
+`dev` and `dev2` are trained on since 2026-11-26 (replies/corpus/build.py CORPUS_AUTHORS): their figures
 are training figures now. dev3 to dev6 are never trained on.
 
 Each phrasing becomes complete messages with the training corpus's composer (greetings, signatures, quoted
@@ -28,12 +28,12 @@ pitch, HTML) under a different seed, and goes through the complete default class
 
 from __future__ import annotations
 
-import importlib
 import random
 import sys
 from collections import Counter
 
-from replies.corpus.train.build import INTENTS, LANGS, _fill, _lang, message
+from replies.corpus.build import INTENTS, LANGS, _fill, message
+from replies.corpus.files import DATA, language, phrasings, read_jsonl
 
 SEED = 1616
 COPIES = 2
@@ -48,11 +48,7 @@ def _whole_messages(name: str) -> list[dict]:
         from replies.corpus.assemble import set_rows
 
         return set_rows(name)
-    import json
-    from pathlib import Path
-
-    with (Path(__file__).resolve().parent / "dev3" / "messages.jsonl").open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    return read_jsonl(DATA / "dev3" / "messages.jsonl")
 
 
 def rows(name: str = "dev"):
@@ -67,15 +63,14 @@ def rows(name: str = "dev"):
     rng = random.Random(SEED)
     n = 0
     for lang in LANGS:
-        try:
-            mod = importlib.import_module(f"replies.corpus.{name}.{lang}")
-        except ModuleNotFoundError:
+        pools = phrasings(DATA / name / f"{lang}.jsonl")
+        if pools is None:
             continue
-        for label, attr in INTENTS.items():
-            for phrase in getattr(mod, attr, []):
+        for label in INTENTS:
+            for phrase in pools[label]:
                 for _ in range(COPIES):
                     n += 1
-                    yield lang, label, phrase, None, message(lang, label, [_fill(phrase, _lang(lang), rng)], rng, n)
+                    yield lang, label, phrase, None, message(lang, label, [_fill(phrase, language(lang), rng)], rng, n)
 
 
 def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[int, int]]:
@@ -91,7 +86,7 @@ def evaluate(show_errors: bool = False, name: str = "dev") -> dict[str, tuple[in
             hits[key] += int(got == label)
         if got != label:
             if name in WHOLE_MESSAGE_SETS[1:]:  # whole messages named by id: show the text the classifier read
-                from replies.classify import body_text, parse, strip_quotes_and_signature
+                from replies.mailtext import body_text, parse, strip_quotes_and_signature
 
                 own = strip_quotes_and_signature(body_text(parse(raw)))
                 phrase = f"{phrase} {' '.join(own.split())[:300]}"

@@ -44,7 +44,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 KNOWN_CIRCLES: set[tuple[str, ...]] = {
     ('campaigns.scheduler', 'campaigns.tasks'),
     ('campaigns.selectors', 'campaigns.sender', 'campaigns.services', 'campaigns.verify_leads'),
-    ('replies.classify', 'replies.model'),
     ('replies.corrections', 'replies.selectors'),
     ('replies.imap', 'replies.services', 'replies.tasks'),
     ('sending.oauth', 'sending.providers', 'sending.providers.google_workspace', 'sending.providers.microsoft365'),

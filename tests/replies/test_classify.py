@@ -539,7 +539,7 @@ def test_the_model_build_prints_progress_and_gives_the_same_model_on_two_process
     import numpy as np
 
     from replies import model
-    from replies.corpus.train import build as corpus_build
+    from replies.corpus import build as corpus_build
 
     files = sorted(CORPUS.glob("*/*.eml"))
     rows = [{"id": f"t{i}", "label": p.parent.name, "lang": ("en", "de")[i % 2], "split": "train",

@@ -1,4 +1,4 @@
-"""The default classifier on held-out mail that is not an answer to ours (`replies/corpus/heldout_nonanswer/`,
+"""The default classifier on held-out mail that is not an answer to ours (`data/replies/heldout_nonanswer/`,
 written by another author before the rules for such mail existed, and first read by them only after those rules
 were committed): company newsletters and product updates, calendar invitations and answers, internal mail sent to
 the wrong address, receipts and service notices (all `other`, CONTRACT 4.8b), with genuine answers mixed in.
@@ -17,7 +17,7 @@ import pytest
 
 from replies import classify as c
 
-SET = Path(__file__).resolve().parents[2] / "replies" / "corpus" / "heldout_nonanswer" / "messages.jsonl"
+SET = Path(__file__).resolve().parents[2] / "data" / "replies" / "heldout_nonanswer" / "messages.jsonl"
 FLOORS = {"all": 0.84, "class:other": 0.77, "class:unsubscribe": 1.0, "class:not_interested": 1.0,
           "class:interested": 0.83}
 
