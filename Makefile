@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	  done; wait $$pid
 	touch $(STAMP)
 
-# the reply classifier's local model, built deterministically from replies/corpus/train (cached under var/), on every
+# the reply classifier's local model, built deterministically from data/replies/train (cached under var/), on every
 # CPU and with a progress line every few seconds
 model: $(STAMP)
 	$(PY) -m replies.model
