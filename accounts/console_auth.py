@@ -149,7 +149,7 @@ class _Site:
 
 def _base_url_context(context: dict) -> dict:
     """Every absolute link allauth put in a mail's context (signup_url, activate_url, password_reset_url, ...)
-    rebuilt on BASE_URL, and the site taken from BASE_URL (issue 15.2)."""
+    rebuilt on BASE_URL, and the site taken from BASE_URL."""
     out: dict = {"current_site": _Site(settings.BASE_URL)}
     for key, value in context.items():
         if isinstance(value, str) and value.startswith(("http://", "https://")):

@@ -7,7 +7,7 @@ auth, CSRF, messages, allauth) and URL resolution: for a metered verb that was m
 door does what the middleware does for these routes: a `req_…` id echoed as X-Request-Id, 413 for an oversized
 body (the error envelope), the security headers Django's middleware would add, the envelope for anything
 unexpected, and a client disconnect cancelling the view. Everything else (any other method, path parameters,
-OPTIONS, a Host that is not allowed) still goes to Django, which answers it as before.
+OPTIONS, a Host that is not allowed) still goes to Django, which answers it.
 
 The verb door runs `api.pipeline.execute` (the one pipeline) on a pool of worker threads that keep their database
 connection between calls on SQLite (no connect per call) and hand it back to the pool on PostgreSQL.

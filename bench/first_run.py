@@ -7,7 +7,7 @@ and `/healthz` answers, with the longest silence (time between two lines of outp
 
 Each run gets a new `.venv` and an empty `var/`; pip's download cache is whatever this machine has (say which in
 bench/RESULTS.md). The service is stopped with SIGINT once it answered (the background model build with it).
-Targets (issue 38.5): ready within 120 s on an idle two-core machine, no silence over 10 s.
+Targets: ready within 120 s on an idle two-core machine, no silence over 10 s.
 """
 
 from __future__ import annotations

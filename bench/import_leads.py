@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""import_leads at scale (issue 20): a million-row CSV into a fresh database, then the same file again (every row
+"""import_leads at scale: a million-row CSV into a fresh database, then the same file again (every row
 an update), then find_leads p95 on what was imported.
 
     .venv/bin/python bench/import_leads.py                         # 1,000,000 rows, PostgreSQL

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Added latency of the LLM passthrough (issue 9): p50/p99 versus calling the fake upstream directly, at 1, 50
+"""Added latency of the LLM passthrough: p50/p99 versus calling the fake upstream directly, at 1, 50
 and 200 concurrent streams, and LiteLLM's proxy side by side on the same fake upstream.
 
     .venv/bin/python bench/llm_overhead.py [--litellm /tmp/litellm-venv/bin/litellm] [--chunks 20]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The metered path against a bare endpoint and the LLM door, on one server (issue 20.1).
+"""The metered path against a bare endpoint and the LLM door, on one server.
 
     .venv/bin/python bench/metered.py [--seconds 3] [--rounds 3] [--clients 50]
     .venv/bin/python bench/metered.py --database-url postgres://postgres@127.0.0.1:5432/postgres --redis-url redis://127.0.0.1:6379/12
@@ -17,7 +17,7 @@ door. Targets, all measured in the same run:
   hold/settle); its *added* latency is its time minus the upstream's own, called directly in the same run.
 
 Phase 1: sequential calls, interleaved (p50/p99 latency). Phase 2: --clients concurrent clients for --seconds per
-target, interleaved rounds (requests per second). Issue 20's targets: verify_email throughput >= 0.5 of healthz;
+target, interleaved rounds (requests per second). Targets: verify_email throughput >= 0.5 of healthz;
 verify_email p50 <= 2x the LLM door's added p50 (non-streamed).
 """
 

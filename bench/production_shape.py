@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The production shape under load and under a kill (issue 20.4): the scenario of
+"""The production shape under load and under a kill: the scenario of
 tests/core/test_production_shape.py, printing its figures instead of asserting.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379/15 \\

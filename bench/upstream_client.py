@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU per provider call of the passthrough's HTTP client: httpx (what the door used up to the ninth session)
+"""CPU per provider call of the passthrough's HTTP client: httpx (the door's former client)
 against aiohttp (llmproxy.upstream since), against the same fake provider, non-streamed and streamed, at 1 and
 50 concurrent calls, interleaved rounds.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""GET /v1/usage at 100 and at 1,000,000 request records (issue 20.2): the same latency, because it reads the per-day
+"""GET /v1/usage at 100 and at 1,000,000 request records: the same latency, because it reads the per-day
 rollups (billing.UsageDaily), never the request log.
 
     .venv/bin/python bench/usage.py                       # SQLite (a fresh DATA_DIR), 1,000,000 records

@@ -76,7 +76,7 @@ if not SECRET_KEY:
     SECRET_KEY = _DEV_SECRET_KEY
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# Host header (issue 15.2): only the BASE_URL host, the loopback names, HOST (unless a wildcard) and the explicit
+# Host header: only the BASE_URL host, the loopback names, HOST (unless a wildcard) and the explicit
 # ALLOWED_HOSTS_EXTRA (comma-separated, e.g. an internal load-balancer name) are served; any other Host is a 400.
 # Links in mail are built from BASE_URL, never from the request.
 ALLOWED_HOSTS_EXTRA = [h.strip() for h in (env("ALLOWED_HOSTS_EXTRA", "") or "").split(",") if h.strip()]
@@ -366,7 +366,7 @@ LOGGING = {
 # App settings. Each app appends its own block below (append only; keep each block self-contained).
 # =====================================================================================================
 
-# --- sending (issue 6): mailbox secrets, provisioning, upkeep -------------------------------------------
+# --- sending: mailbox secrets, provisioning, upkeep -------------------------------------------
 # Fernet key(s) for mailbox secrets at rest (comma-separated for rotation); derived from SECRET_KEY when unset.
 MAILBOX_SECRET_KEY = env("MAILBOX_SECRET_KEY", "")  # required when SANDBOX=0 (checked with SECRET_KEY above)
 # Which provider buys domains and mailboxes: "sandbox" (SANDBOX=1) or a vendor adapter name.
@@ -374,7 +374,7 @@ SENDING_PROVIDER = env("SENDING_PROVIDER", "sandbox" if SANDBOX else "")
 SENDING_SMTP_TLS_INSECURE = env_bool("SENDING_SMTP_TLS_INSECURE", False)  # tests with self-signed local peers only
 
 
-# --- leads: provider waterfalls (issue 3) -----------------------------------------------------------
+# --- leads: provider waterfalls -----------------------------------------------------------
 # Comma-separated provider names (or dotted paths to provider classes), asked in this order. Providers that
 # are not configured (no key / URL) or not installed are skipped. See docs/leads.md.
 def _leads_list(name: str, default: str) -> list[str]:
@@ -397,7 +397,7 @@ LEADS_ENRICH_CACHE_DAYS = 90
 LEADS_EMAIL_FRESH_DAYS = 30
 LEADS_INTENT_WINDOW_DAYS = 90
 
-# --- console (issue 5): sign-in adapter, throttles, top-ups --------------------------------------------
+# --- console: sign-in adapter, throttles, top-ups --------------------------------------------
 ACCOUNT_ADAPTER = "accounts.console_auth.ConsoleAccountAdapter"
 ACCOUNT_RATE_LIMITS = {
     **ACCOUNT_RATE_LIMITS,
@@ -433,7 +433,7 @@ SANDBOX_TOPUP_MAX_CREDITS = env_int("SANDBOX_TOPUP_MAX_CREDITS", 100_000)
 CELERY_BEAT_SCHEDULE["accounts-purge-signin-links"] = {"task": "accounts.console_auth.purge_signin_links", "schedule": 3600.0}
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("accounts.console_views.console_context")
 
-# --- verification (issue 4): SMTP verifier tuning and DNS technology signals ---------------------------------
+# --- verification: SMTP verifier tuning and DNS technology signals ---------------------------------
 # Delay before the single retry of a greylisted (4xx) probe; concurrent probes per MX host in one process.
 VERIFIER_GREYLIST_RETRY_SECONDS = float(env("VERIFIER_GREYLIST_RETRY_SECONDS", "3"))
 VERIFIER_MAX_CONNECTIONS_PER_HOST = env_int("VERIFIER_MAX_CONNECTIONS_PER_HOST", 4)
@@ -449,7 +449,7 @@ DNS_TECHNOLOGY_RESCAN_SECONDS = env_int("DNS_TECHNOLOGY_RESCAN_SECONDS", 3600)
 if "leads.verification.intent" not in LEADS_PROVIDER_MODULES:
     LEADS_PROVIDER_MODULES.append("leads.verification.intent")
 
-# --- sending (issue 6): periodic provisioning sweep and monthly upkeep ------------------------------------
+# --- sending: periodic provisioning sweep and monthly upkeep ------------------------------------
 CELERY_BEAT_SCHEDULE["sending-operations-sweep"] = {
     "task": "sending.tasks.operations_sweep", "schedule": float(max(1, SANDBOX_PROVISION_SECONDS) if SANDBOX else 60),
 }
@@ -457,7 +457,7 @@ CELERY_BEAT_SCHEDULE["sending-upkeep-sweep"] = {"task": "sending.tasks.upkeep_sw
 # Extra CA bundle trusted for bring-your-own SMTP/IMAP servers (a private CA); empty: system store only.
 SENDING_TLS_CA_FILE = env("SENDING_TLS_CA_FILE", "")
 
-# --- campaigns (issue 7): the send scheduler ---------------------------------------------------------
+# --- campaigns: the send scheduler ---------------------------------------------------------
 # One tick every SCHEDULER_TICK_SECONDS dispatches due campaign sends; at most this many leads per tick.
 CAMPAIGNS_TICK_BATCH = env_int("CAMPAIGNS_TICK_BATCH", 1000)
 # A dispatched lead's lease (its task lost with a dead worker: dispatched again after this), a claim that never
@@ -473,7 +473,7 @@ CELERY_BEAT_SCHEDULE["campaigns-scheduler-tick"] = {
     "schedule": float(SCHEDULER_TICK_SECONDS),
 }
 
-# --- verification (issue 4, part 2): overall probe budget, retention, periodic rescans -----------------------
+# --- verification: overall probe budget, retention, periodic rescans -----------------------
 # A verification gives up (unknown, reason timeout) once this many seconds passed, whatever the MX count.
 VERIFIER_TOTAL_TIMEOUT_SECONDS = float(env("VERIFIER_TOTAL_TIMEOUT_SECONDS", "45"))
 VERIFIER_RESULT_RETENTION_DAYS = env_int("VERIFIER_RESULT_RETENTION_DAYS", 180)
@@ -520,7 +520,7 @@ MICROSOFT365_TIMEOUT_SECONDS = env_int("MICROSOFT365_TIMEOUT_SECONDS", 30)
 MICROSOFT365_TOKEN_URL = env("MICROSOFT365_TOKEN_URL", "")  # empty: login.microsoftonline.com/<tenant>/oauth2/v2.0/token
 MICROSOFT365_GRAPH_URL = env("MICROSOFT365_GRAPH_URL", "https://graph.microsoft.com/v1.0")
 
-# --- replies (issue 8): IMAP poll of live mailboxes, classification sweeper ------------------------------------
+# --- replies: IMAP poll of live mailboxes, classification sweeper ------------------------------------
 # Every SCHEDULER_TICK_SECONDS each active mailbox with IMAP details is polled (sandbox mailboxes get replies over
 # the inbound SMTP listener instead); a message still unclassified a minute after arrival is classified by the sweep.
 REPLIES_IMAP_TIMEOUT_SECONDS = env_int("REPLIES_IMAP_TIMEOUT_SECONDS", 30)
@@ -531,17 +531,17 @@ CELERY_BEAT_SCHEDULE["replies-classify-sweep"] = {"task": "replies.tasks.classif
 # stuck mid-send is reported as send_unknown (never re-sent)
 CELERY_BEAT_SCHEDULE["replies-answers-sweep"] = {"task": "replies.tasks.answers_sweep", "schedule": float(SCHEDULER_TICK_SECONDS)}
 
-# --- MCP server (issue 10): /mcp streamable HTTP -------------------------------------------------------------
+# --- MCP server: /mcp streamable HTTP -------------------------------------------------------------
 # Concurrent tool calls per web process (each runs the sync pipeline in a worker thread); extra Host / Origin
 # values the DNS-rebinding protection admits besides the BASE_URL host and localhost (comma-separated,
 # "host:*" for any port), e.g. an internal load-balancer name.
 MCP_WORKER_THREADS = env_int("MCP_WORKER_THREADS", 32)
-# At most this many /mcp requests of one key run at once in a web process; more are 429 (issue 15.3).
+# At most this many /mcp requests of one key run at once in a web process; more are 429.
 MCP_MAX_CONCURRENT_PER_KEY = env_int("MCP_MAX_CONCURRENT_PER_KEY", 16)
 MCP_ALLOWED_HOSTS = [h.strip() for h in (env("MCP_ALLOWED_HOSTS", "") or "").split(",") if h.strip()]
 MCP_ALLOWED_ORIGINS = [o.strip() for o in (env("MCP_ALLOWED_ORIGINS", "") or "").split(",") if o.strip()]
 MCP_INCLUDE_TEST_VERBS = False  # tests only: expose tests/testverbs.py verbs as tools
-# OAuth 2.1 for /mcp (issue 21): lifetimes of access and refresh tokens; how long a fetched client ID metadata
+# OAuth 2.1 for /mcp: lifetimes of access and refresh tokens; how long a fetched client ID metadata
 # document is trusted; OAUTH_ALLOW_PRIVATE_NETWORKS=1 (tests only) lets those fetches reach loopback/private
 # addresses (and plain http), which the outbound guard otherwise refuses.
 OAUTH_ACCESS_TOKEN_SECONDS = env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
@@ -549,7 +549,7 @@ OAUTH_REFRESH_TOKEN_DAYS = env_int("OAUTH_REFRESH_TOKEN_DAYS", 30)
 OAUTH_CLIENT_METADATA_CACHE_SECONDS = env_int("OAUTH_CLIENT_METADATA_CACHE_SECONDS", 3600)
 OAUTH_ALLOW_PRIVATE_NETWORKS = env_bool("OAUTH_ALLOW_PRIVATE_NETWORKS", False)
 
-# --- Webhooks (issue 21, docs/webhooks.md) --------------------------------------------------------------------
+# --- Webhooks (docs/webhooks.md) --------------------------------------------------------------------
 # WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 lets deliveries reach loopback/private addresses (trusted networks only), as
 # the verifier's setting does for SMTP; WEBHOOKS_ALLOW_LOOPBACK admits loopback receivers alone, on by default in
 # sandbox mode (no real traffic leaves the machine) so a local receiver can be tried as is. Retries back off exponentially from WEBHOOK_RETRY_BASE_SECONDS for
@@ -574,7 +574,7 @@ OAUTH_REQUESTS_PER_MINUTE = env_int("OAUTH_REQUESTS_PER_MINUTE", 120)
 # apart from the OAuth database thread, so a slow document server holds only the request that named it.
 OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS = float(env("OAUTH_CLIENT_METADATA_TIMEOUT_SECONDS", "5"))
 OAUTH_METADATA_FETCH_THREADS = env_int("OAUTH_METADATA_FETCH_THREADS", 8)
-# replies (issue 8), continued: optional LLM classifier for person-written replies; an id from LLM_MODELS_FILE,
+# replies, continued: optional LLM classifier for person-written replies; an id from LLM_MODELS_FILE,
 # empty = off. Its upstream calls are the operator's cost, never charged to a workspace.
 REPLIES_LLM_MODEL = env("REPLIES_LLM_MODEL", "auto")  # auto: the first live (non-echo) allowlisted model; off
 REPLIES_LLM_TIMEOUT_SECONDS = env_int("REPLIES_LLM_TIMEOUT_SECONDS", 20)
@@ -583,7 +583,7 @@ REPLIES_LLM_TIMEOUT_SECONDS = env_int("REPLIES_LLM_TIMEOUT_SECONDS", 20)
 REPLIES_DRAFT_MODEL = env("REPLIES_DRAFT_MODEL", "")
 
 
-# --- llmproxy (issue 9): async-capable WhiteNoise, quiet httpx ----------------------------------------------
+# --- llmproxy: async-capable WhiteNoise, quiet httpx ----------------------------------------------
 # core.middleware.WhiteNoiseMiddleware is WhiteNoise made async capable, so under ASGI an async view (the
 # streaming LLM passthrough) runs on the event loop end to end instead of inside a parked worker thread.
 MIDDLEWARE = [
@@ -595,7 +595,7 @@ LOGGING["loggers"].setdefault("httpx", {"level": "WARNING"})
 # Bring-your-own SMTP/IMAP hosts on loopback/private/link-local addresses: allowed in sandbox only by default.
 SENDING_ALLOW_PRIVATE_NETWORKS = env_bool("SENDING_ALLOW_PRIVATE_NETWORKS", SANDBOX)
 
-# --- PostgreSQL connection pool (issue 9) ---------------------------------------------------------------------
+# --- PostgreSQL connection pool ---------------------------------------------------------------------
 # With CONN_MAX_AGE=0 every request (and every step of an LLM stream) opened a new PostgreSQL connection, i.e.
 # a new server process: the largest per-call cost under load. Django's psycopg pool keeps up to
 # DATABASE_POOL_MAX connections per process (0 turns the pool off); a request waits for a free one.
@@ -603,7 +603,7 @@ DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 20)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_MAX > 0:
     DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": DATABASE_POOL_MAX, "timeout": 30}
 
-# --- LLM passthrough hot path (issue 9) -----------------------------------------------------------------------
+# --- LLM passthrough hot path -----------------------------------------------------------------------
 # Seconds a successfully authenticated API key is reused by one process on the LLM routes without a query. A key
 # revoked through accounts.services.key_revoke in the same process stops at once; elsewhere within this many
 # seconds. 0 = look the key up on every call.
@@ -636,11 +636,11 @@ LLM_EARLY_START = env_bool("LLM_EARLY_START", True)
 # once, on an API thread once the response is sent (verbs) or in the background (LLM). The body states exactly the charge the settlement
 # commits, and the available balance after it as of the call's own hold. A crash in between leaves the hold to
 # the expiry sweep (the charge is lost, in the customer's favour, and the sweep closes the record as failed); a
-# read right after the answer may still show the hold instead of the charge. Issue 20; docs/llm.md, README,
+# read right after the answer may still show the hold instead of the charge. docs/llm.md, README,
 # bench/RESULTS.md eleventh and twelfth sessions.
 SETTLE_AFTER_RESPONSE = env_bool("SETTLE_AFTER_RESPONSE", True)
 
-# --- sending (issue 17): Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---
+# --- sending: Google and Microsoft mailboxes connected by OAuth 2.0 (XOAUTH2), see docs/sending.md ---
 # A provider's "Connect" button shows only when its client id is set. Defaults are the providers' real endpoints.
 GOOGLE_OAUTH_CLIENT_ID = env("GOOGLE_OAUTH_CLIENT_ID", "")
 GOOGLE_OAUTH_CLIENT_SECRET = env("GOOGLE_OAUTH_CLIENT_SECRET", "")

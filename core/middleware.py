@@ -65,7 +65,7 @@ class RequestIdMiddleware:
             allow = response.get("Allow")
             response = error_response(MethodNotAllowed(), request)
             if allow:
-                response["Allow"] = allow  # every 405 says what is allowed (issue 15.6)
+                response["Allow"] = allow  # every 405 says what is allowed
         response["X-Request-Id"] = getattr(response, "_request_id_override", None) or request.request_id
         policy = settings.CONTENT_SECURITY_POLICY
         if (policy and "Content-Security-Policy" not in response

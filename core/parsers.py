@@ -1,6 +1,6 @@
 """Strict JSON request bodies (CONTRACT section 2): a JSON object, Content-Type application/json or */*+json.
 
-Hostile but well-formed JSON is a 400 `invalid_request` naming the field, never a 500 (issue 15.4):
+Hostile but well-formed JSON is a 400 `invalid_request` naming the field, never a 500:
 - nesting deeper than MAX_DEPTH levels (Python's parser and everything after it recurse);
 - `NaN`, `Infinity`, `-Infinity` (not JSON, though Python's parser takes them) and numbers beyond the float
   range such as `1e400` (they would become infinity);

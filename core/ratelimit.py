@@ -67,7 +67,7 @@ def _redis():
 
 
 # KEYS[1]: the subject's hash; ARGV: now (s), window (s), limit. Returns {allowed, total, oldest second or -1}.
-# Seconds after this process's `now` (written by a process whose clock is ahead) are kept but not counted, as before;
+# Seconds after this process's `now` (written by a process whose clock is ahead) are kept but not counted;
 # seconds older than the window plus a margin are dropped (so a process whose clock runs more than 5 s ahead drops
 # seconds the others still count: keep the web hosts' clocks synchronised, as any rate limit by time needs).
 _HIT_SCRIPT = """

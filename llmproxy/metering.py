@@ -4,7 +4,7 @@
   rounded up to the next micro-credit.
 - Hold before the upstream call: (prompt bound + the completion cap x `n`) at the model's price.
   The completion cap is `max_completion_tokens`, else `max_tokens`, else DEFAULT_MAX_TOKENS.
-- Prompt bound (`prompt_bound`, issue 15.5): an upper bound, not an estimate, so a settled charge cannot
+- Prompt bound (`prompt_bound`): an upper bound, not an estimate, so a settled charge cannot
   exceed the hold however the prompt is written: one token per byte of the whole request body as compact
   UTF-8 JSON, plus REMOTE_PART_TOKENS per content part that points at content elsewhere (an image URL).
   Why it holds: byte-level BPE tokenizers (the GPT, Llama 3, Mistral families) and SentencePiece with byte

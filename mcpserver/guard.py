@@ -1,4 +1,4 @@
-"""What every request to the MCP app passes through before the SDK sees it (issue 15.3, 15.6).
+"""What every request to the MCP app passes through before the SDK sees it.
 
 - Every response (metadata and OAuth routes included) carries `X-Request-Id` and the security headers the
   rest of the service sends.
