@@ -11,24 +11,26 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from campaigns import sender
+from campaigns import sender, services
 from campaigns.models import Campaign, CampaignLead
 from campaigns.window import for_lead, in_window, next_open, per_lead
 
 logger = logging.getLogger("campaigns.scheduler")
 
 LEASE = timedelta(seconds=settings.CAMPAIGNS_LEASE_SECONDS)
+SEND_TASK = "campaigns.tasks.send_lead_step"  # the Celery name of campaigns.tasks.send_lead_step
 
 
 def _dispatch_celery(items: list[tuple[int, int, datetime]]) -> None:
-    from campaigns.tasks import send_lead_step
-
+    """One send task per lead, enqueued by its registered name (the tasks module runs the scheduler)."""
+    send = current_app.signature(SEND_TASK)
     for lead_id, step, lease in items:
-        send_lead_step.delay(lead_id, step, lease.isoformat())
+        send.delay(lead_id, step, lease.isoformat())
 
 
 def tick(*, now: datetime | None = None, limit: int | None = None,
@@ -43,12 +45,8 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
              "mailbox_gone": 0, "mailbox_paused": 0}
     if sweep:
         stats.update(sender.sweep_stuck(now=now))
-        from campaigns.services import campaigns_complete_finished
-
-        stats["completed"] = campaigns_complete_finished()
-    from campaigns.services import campaigns_pick_winners
-
-    stats["winners"] = campaigns_pick_winners()  # before the due leads: a winner chosen now is sent this tick
+        stats["completed"] = services.campaigns_complete_finished()
+    stats["winners"] = services.campaigns_pick_winners()  # before the due leads: a winner chosen now is sent this tick
     dispatched: list[tuple[int, int, datetime]] = []
     with transaction.atomic():
         due = list(CampaignLead.objects.filter(state=CampaignLead.State.ACTIVE, next_send_at__lte=now,

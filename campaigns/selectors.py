@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
 from django.db.models import QuerySet
 
 from campaigns.models import Campaign, CampaignLead, SentMessage, Suppression
 from core import errors
 from core.emails import normalize_address  # noqa: F401 - re-exported for campaigns callers
+from core.money import format_credits
+from leads.verification.models import Status, Verification
+from leads.verification.verbs import PRICE
+from sending import capacity
 
 
 def normalize_message_id(message_id: str) -> str:
@@ -54,6 +61,8 @@ def campaigns_list(*, workspace) -> QuerySet[Campaign]:
 # --- campaign reads (CONTRACT 4.10b) ------------------------------------------------------------------
 # Every count below is one GROUP BY over a composite index of the campaign's rows (campaignlead_camp_stats_idx and
 # sentmessage_camp_stats_idx cover their columns: index-only on PostgreSQL; replies use replies_camp_recv_idx).
+# Replies are read through the `replies` relation that replies' rows declare on campaigns and leads: the replies app
+# sits above this one and is not imported here.
 
 LEAD_STATUSES = ("queued", "active", "finished", "replied", "bounced", "unsubscribed", "suppressed_at_send",
                  "suppressed", "send_unknown", "stopped_company_replied", "stopped", "removed_at_launch")
@@ -88,8 +97,6 @@ def lead_status(*, state: str, stop_reason: str, current_step: int) -> str:
 def campaign_stats(campaign: Campaign) -> dict:
     from django.db.models import Count
 
-    from replies.models import Reply
-
     leads = {name: 0 for name in LEAD_STATUSES}
     total = 0
     for row in (CampaignLead.objects.filter(campaign=campaign).values("state", "stop_reason")
@@ -119,7 +126,7 @@ def campaign_stats(campaign: Campaign) -> dict:
             sending += row["n"]
     replies = {c: 0 for c in ("interested", "not_interested", "out_of_office", "unsubscribe", "bounce", "other")}
     replied_leads = 0
-    for row in (Reply.objects.filter(campaign=campaign).exclude(classification__isnull=True)
+    for row in (campaign.replies.exclude(classification__isnull=True)
                 .values("classification").annotate(n=Count("pk"), leads=Count("campaign_lead", distinct=True))
                 .order_by()):
         replies[row["classification"]] = replies.get(row["classification"], 0) + row["n"]
@@ -152,6 +159,16 @@ def campaign_sends_in_flight(campaign: Campaign) -> int:
     return SentMessage.objects.filter(campaign=campaign, state=SentMessage.State.SENDING).count()
 
 
+def sends_today(mailbox_ids, now: datetime) -> dict:
+    """{mailbox_id: messages counted against today's cap}: claimed, sending, sent, and bounced attempts."""
+    from django.db.models import Count, Q
+
+    rows = (SentMessage.objects.filter(mailbox_id__in=list(mailbox_ids), claimed_at__gte=capacity.day_start(now))
+            .filter(~Q(state=SentMessage.State.FAILED) | Q(bounced=True))
+            .values("mailbox_id").annotate(n=Count("id")))
+    return {r["mailbox_id"]: r["n"] for r in rows}
+
+
 def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = None) -> tuple:
     """(next_send_at, waiting_reason) of CONTRACT 4.10b.
 
@@ -161,14 +178,11 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
     whose consent must be renewed), `mailbox_paused` (every active mailbox paused by the deliverability rules),
     `outside_window` (with the window's next opening as next_send_at) or `daily_cap_reached` (with tomorrow's
     opening), else null."""
-    from datetime import timedelta
-
     from django.db.models import Count, Min
     from django.utils import timezone
 
-    from campaigns import sender
     from campaigns.window import for_lead, in_window, next_open, per_lead
-    from sending.models import Mailbox
+    from sending.models import HealthState, Mailbox
 
     now = now or timezone.now()
     if campaign.state == Campaign.State.DRAFT:
@@ -183,9 +197,9 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
         if any(m.status == getattr(Mailbox.Status, "NEEDS_RECONNECT", "needs_reconnect") for m in mailboxes):
             return None, "mailbox_needs_reconnect"
         return None, "no_active_mailbox"
-    if all(m.health_state == sender.MAILBOX_PAUSED for m in usable):
+    if all(m.health_state == HealthState.PAUSED for m in usable):
         return None, "mailbox_paused"  # deliverability: every mailbox paused until an owner or admin resumes one
-    usable = [m for m in usable if m.health_state != sender.MAILBOX_PAUSED]
+    usable = [m for m in usable if m.health_state != HealthState.PAUSED]
     agg = CampaignLead.objects.filter(campaign=campaign, state=CampaignLead.State.ACTIVE).aggregate(
         earliest=Min("next_send_at"), n=Count("pk"))
     earliest = agg["earliest"]
@@ -203,17 +217,35 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
         return opening, "outside_window"
     if earliest > now:
         return min(next_open(w, earliest) for w in windows), None
-    used = sender.sends_today([m.pk for m in usable], now)
-    if all(used.get(m.pk, 0) >= sender.daily_cap(m, now) for m in usable):
-        tomorrow = sender.day_start(now) + timedelta(days=1)
+    used = sends_today([m.pk for m in usable], now)
+    if all(used.get(m.pk, 0) >= capacity.daily_cap(m, now) for m in usable):
+        tomorrow = capacity.day_start(now) + timedelta(days=1)
         return min(next_open(w, tomorrow) for w in windows), "daily_cap_reached"
     return now, None
 
 
+def campaign_record(campaign: Campaign) -> dict:
+    """The Campaign record of SPEC 2.7 (plus the normalized window and step count)."""
+    return {
+        "campaign_id": str(campaign.id),
+        "name": campaign.name,
+        "state": campaign.state,
+        "leads_accepted": campaign.leads_accepted,
+        "leads_suppressed": campaign.leads_suppressed,
+        "suppressed_reasons": campaign.suppressed_reasons,
+        "created_at": campaign.created_at,
+        "steps": len(campaign.steps),
+        "sending_window": campaign.sending_window,
+        "stop_on_reply": True,
+        "auto_winner": campaign.auto_winner,
+        "stop_on_company_reply": campaign.stop_on_company_reply,
+        "match_mailbox_provider": campaign.match_mailbox_provider,
+        "verify_leads": campaign.verify_leads,
+    }
+
+
 def campaign_detail(campaign: Campaign, *, now=None) -> dict:
     """GET /v1/campaigns/:id: the SPEC 2.7 record plus state, timing, mailboxes and stats."""
-    from campaigns.services import campaign_record
-
     mailboxes = campaign_mailboxes(campaign)
     next_send_at, reason = campaign_schedule(campaign, now=now, mailboxes=mailboxes)
     return {
@@ -275,8 +307,6 @@ def campaigns_page(*, workspace, state: str | None = None, cursor: str | None = 
 
 
 def campaign_list_item(campaign: Campaign, *, sent: int = 0, replies: int = 0) -> dict:
-    from campaigns.services import campaign_record
-
     next_send_at, reason = campaign_schedule(campaign)
     return {**campaign_record(campaign), "launched_at": campaign.launched_at, "paused_at": campaign.paused_at,
             "completed_at": campaign.completed_at, "next_send_at": next_send_at, "waiting_reason": reason,
@@ -286,13 +316,11 @@ def campaign_list_item(campaign: Campaign, *, sent: int = 0, replies: int = 0) -
 def campaign_list_items(campaigns: list[Campaign]) -> list[dict]:
     from django.db.models import Count
 
-    from replies.models import Reply
-
     ids = [c.pk for c in campaigns]
     sent = dict(SentMessage.objects.filter(campaign_id__in=ids, state=SentMessage.State.SENT)
                 .values("campaign_id").annotate(n=Count("pk")).order_by().values_list("campaign_id", "n"))
-    replies = dict(Reply.objects.filter(campaign_id__in=ids).exclude(classification__isnull=True)
-                   .values("campaign_id").annotate(n=Count("pk")).order_by().values_list("campaign_id", "n"))
+    replies = dict(Campaign.objects.filter(pk__in=ids, replies__classification__isnull=False)
+                   .values("pk").annotate(n=Count("replies")).order_by().values_list("pk", "n"))
     return [campaign_list_item(c, sent=sent.get(c.pk, 0), replies=replies.get(c.pk, 0)) for c in campaigns]
 
 
@@ -301,8 +329,6 @@ def campaign_leads_page(*, campaign: Campaign, cursor: str | None = None, limit:
     """This campaign's leads in the order they were given (keyset on id), each with where it stands: status,
     last step sent and when, next step due, the newest reply, and a message whose outcome is in doubt (mid-send
     at a crash: `send_in_doubt`, never re-sent; an operator decides)."""
-    from replies.models import Reply
-
     qs = CampaignLead.objects.filter(campaign=campaign)
     if query:
         qs = qs.filter(email__contains=query.strip().lower())
@@ -328,8 +354,8 @@ def campaign_leads_page(*, campaign: Campaign, cursor: str | None = None, limit:
         else:
             in_doubt[msg.campaign_lead_id] = msg
     reply_of: dict[int, str] = {}
-    for lead_id, reply_id in (Reply.objects.filter(campaign_lead_id__in=pks).order_by("received_at", "pk")
-                              .values_list("campaign_lead_id", "pk")):
+    for lead_id, reply_id in (CampaignLead.objects.filter(pk__in=pks, replies__isnull=False)
+                              .order_by("replies__received_at", "replies__pk").values_list("pk", "replies__pk")):
         reply_of[lead_id] = reply_id  # the newest wins
     steps = len(campaign.steps)
     out = []
@@ -384,6 +410,55 @@ def _filter_status(qs, status: str):
     raise errors.InvalidRequest(details={"fields": {"status": [f"One of {', '.join(LEAD_STATUSES)}."]}})
 
 
+# --- verify_leads at launch (CONTRACT 4.13): what verifying a draft's leads involves -------------------------
+VERIFICATION_RECENT = timedelta(days=30)  # `verify_leads`: a conclusive result this recent is not verified again
+VERIFICATION_CATCH_ALL = {Status.CATCH_ALL_VALID, Status.CATCH_ALL_UNKNOWN}
+
+
+@dataclass
+class VerificationPlan:
+    to_verify: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    catch_all: int = 0
+    risky: int = 0
+
+    @property
+    def credits_max(self) -> int:
+        return len(self.to_verify) * PRICE
+
+
+def verification_plan(campaign: Campaign, *, now=None) -> VerificationPlan:
+    """What verifying this draft's pending leads involves, from the newest conclusive result of each address in
+    the last 30 days (any workspace's: a verification describes the address, not who asked)."""
+    from django.utils import timezone
+
+    now = now or timezone.now()
+    emails = list(campaign.leads.filter(state=CampaignLead.State.PENDING).order_by("position")
+                  .values_list("email", flat=True))
+    latest: dict[str, str] = {}
+    for i in range(0, len(emails), 900):
+        for email, status in (Verification.objects.filter(email__in=emails[i:i + 900],
+                                                          checked_at__gte=now - VERIFICATION_RECENT)
+                              .exclude(status=Status.UNKNOWN).order_by("email", "checked_at")
+                              .values_list("email", "status")):
+            latest[email] = status
+    plan = VerificationPlan(to_verify=[e for e in emails if e not in latest])
+    plan.invalid = [e for e, s in latest.items() if s == Status.INVALID]
+    plan.catch_all = sum(1 for s in latest.values() if s in VERIFICATION_CATCH_ALL)
+    plan.risky = sum(1 for s in latest.values() if s == Status.RISKY)
+    return plan
+
+
+def verification_preview_fields(campaign: Campaign) -> dict:
+    """The launch preview's verification figures (empty unless the campaign has `verify_leads`)."""
+    if not campaign.verify_leads:
+        return {}
+    plan = verification_plan(campaign)
+    return {"leads_to_verify": len(plan.to_verify), "verification_credits_max": format_credits(plan.credits_max),
+            "leads_catch_all": plan.catch_all, "leads_risky": plan.risky}
+
+
+
 # --- variants and the winner (CONTRACT 4.6b) --------------------------------------------------------------
 WINNER_ALPHA = 0.05  # family-wise: each of the k-1 comparisons is tested at WINNER_ALPHA / (k - 1) (Bonferroni)
 NOT_REPLIES = ("out_of_office", "bounce")
@@ -396,8 +471,6 @@ def variant_figures(campaign: Campaign) -> dict[tuple[int, int | None], dict]:
     (threading), else for the lead's latest message sent before it; out-of-office notices and bounces are not
     replies. Replies and interested are counted once per lead."""
     from django.db.models import Count, Q
-
-    from replies.models import Reply
 
     figures: dict = {}
 
@@ -412,7 +485,7 @@ def variant_figures(campaign: Campaign) -> dict[tuple[int, int | None], dict]:
             cell(key)["sent"] += row["n"]
         if row["bounced"]:
             cell(key)["bounced"] += row["n"]
-    replies = list(Reply.objects.filter(campaign=campaign, campaign_lead__isnull=False)
+    replies = list(campaign.replies.filter(campaign_lead__isnull=False)
                    .exclude(classification__isnull=True).exclude(classification__in=NOT_REPLIES)
                    .values_list("campaign_lead_id", "classification", "sent_message__step_index",
                                 "sent_message__variant", "received_at"))

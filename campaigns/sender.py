@@ -19,23 +19,22 @@ reported and its lead stopped (`send_unknown`), never re-sent. The database's pa
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from campaigns import messages
+from campaigns import messages, services
 from campaigns.models import Campaign, CampaignLead, SentMessage, Suppression
+from campaigns.selectors import sends_today
 from campaigns.window import add_local_days, for_lead, in_window, next_open
+from sending.capacity import WARMUP_START, daily_cap, day_start  # noqa: F401 - named for callers too
 from sending.signals import mailbox_health_mark
 
 logger = logging.getLogger("campaigns.sender")
 
-DAILY_CAP = 25
-WARMUP_START = 5  # a new live mailbox sends this many on its first day ...
-WARMUP_STEP = 2  # ... and this many more each day after, up to DAILY_CAP
 MAX_ATTEMPTS = 5  # temporary failures of one step before the lead is stopped (`send_failed`)
 RETRY_BASE = timedelta(minutes=5)  # backoff: 5, 10, 20, 40 minutes
 MAILBOX_WAIT = timedelta(hours=1)  # a lead whose mailbox is not active is looked at again after this
@@ -50,47 +49,12 @@ def _now() -> datetime:
     return timezone.now()
 
 
-def day_start(now: datetime) -> datetime:
-    """Daily caps count per UTC calendar day."""
-    return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def daily_cap(mailbox, now: datetime) -> int:
-    """At most 25 a day (or the mailbox's own lower limit); a live mailbox ramps up from WARMUP_START."""
-    cap = min(DAILY_CAP, mailbox.daily_limit or DAILY_CAP)
-    if mailbox.provider != "sandbox" and mailbox.activated_at:
-        age_days = max(0, (now - mailbox.activated_at).days)
-        cap = min(cap, WARMUP_START + WARMUP_STEP * age_days)
-    return cap
-
-
-def warmup_full_at(mailbox) -> datetime | None:
-    """When `daily_cap` stops ramping for a live mailbox (None for sandbox mailboxes or before activation)."""
-    if mailbox.provider == "sandbox" or not mailbox.activated_at:
-        return None
-    cap = min(DAILY_CAP, mailbox.daily_limit or DAILY_CAP)
-    days = max(0, -(-(cap - WARMUP_START) // WARMUP_STEP))
-    return mailbox.activated_at + timedelta(days=days)
-
-
-def sends_today(mailbox_ids, now: datetime) -> dict:
-    """{mailbox_id: messages counted against today's cap}: claimed, sending, sent, and bounced attempts."""
-    from django.db.models import Count, Q
-
-    rows = (SentMessage.objects.filter(mailbox_id__in=list(mailbox_ids), claimed_at__gte=day_start(now))
-            .filter(~Q(state=SentMessage.State.FAILED) | Q(bounced=True))
-            .values("mailbox_id").annotate(n=Count("id")))
-    return {r["mailbox_id"]: r["n"] for r in rows}
-
-
 def _reschedule(lead_pk: int, when: datetime) -> None:
     CampaignLead.objects.filter(pk=lead_pk, state=CampaignLead.State.ACTIVE).update(next_send_at=when)
 
 
 def _stop(lead: CampaignLead, reason: str) -> None:
-    from campaigns.services import lead_stop
-
-    lead_stop(lead=lead, reason=reason)
+    services.lead_stop(lead=lead, reason=reason)
 
 
 def _relaxed_commit() -> None:
@@ -112,9 +76,7 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
     from sending.transport import PermanentSendError, TransientSendError, send_message
 
     if step == 0:  # match_mailbox_provider: the recipient's MX is looked up here, outside any transaction
-        from campaigns.services import lead_resolve_provider
-
-        lead_resolve_provider(lead_id=lead_id)
+        services.lead_resolve_provider(lead_id=lead_id)
     # 1. claim ---------------------------------------------------------------------------------------
     with transaction.atomic():
         _relaxed_commit()
@@ -252,9 +214,7 @@ def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> st
                 state=CampaignLead.State.FINISHED, current_step=next_step, next_send_at=None, attempts=0,
                 last_error="")
             if done:
-                from campaigns.services import campaign_maybe_complete
-
-                campaign_maybe_complete(campaign_id=campaign.pk)
+                services.campaign_maybe_complete(campaign_id=campaign.pk)
             return "sent"
         window = for_lead(campaign.sending_window, lead.timezone)
         wait = int(campaign.steps[next_step].get("wait_days") or 0)
@@ -284,9 +244,7 @@ def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: boo
     bounce = not temporary and code in BOUNCE_CODES
     SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.FAILED, error=text, bounced=bounce)
     if bounce:
-        from campaigns.services import suppression_add
-
-        suppression_add(workspace=lead.workspace, email=lead.email, reason="bounced", source=f"smtp {code}")
+        services.suppression_add(workspace=lead.workspace, email=lead.email, reason="bounced", source=f"smtp {code}")
         mailbox_health_mark(mailbox_id=sent.mailbox_id)  # a hard bounce counts against the mailbox that sent
         _stop(lead, "bounced")
         return "bounced"

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from campaigns import verify_leads
+from campaigns import selectors
 from campaigns.models import Campaign, CampaignLead, Suppression
 from campaigns.selectors import normalize_address
 from core import events
@@ -186,10 +186,8 @@ def campaigns_complete_finished(*, limit: int = 100) -> int:
 
 def _campaign_event(campaign: Campaign) -> dict:
     """A campaign event's payload (webhooks): the object GET /v1/campaigns/:id returns."""
-    from campaigns.selectors import campaign_detail
-
     campaign.refresh_from_db()
-    return campaign_detail(campaign)
+    return selectors.campaign_detail(campaign)
 
 
 def campaign_maybe_complete(*, campaign_id) -> bool:
@@ -226,7 +224,6 @@ def campaign_pick_winners(*, campaign_id) -> list[int]:
     time and the figures behind it are recorded in `Campaign.winners`; from then on only the winner is sent
     to leads still to reach that step (`messages.variant_for`). A choice is never revised. Returns the step
     indexes chosen now. Run by the scheduler tick for launched campaigns."""
-    from campaigns import selectors
     from campaigns.templating import step_variant_count
 
     chosen = []
@@ -402,26 +399,6 @@ def campaign_create(*, workspace, name: str, leads: list[dict], steps: list[dict
     return campaign
 
 
-def campaign_record(campaign: Campaign) -> dict:
-    """The Campaign record of SPEC 2.7 (plus the normalized window and step count)."""
-    return {
-        "campaign_id": str(campaign.id),
-        "name": campaign.name,
-        "state": campaign.state,
-        "leads_accepted": campaign.leads_accepted,
-        "leads_suppressed": campaign.leads_suppressed,
-        "suppressed_reasons": campaign.suppressed_reasons,
-        "created_at": campaign.created_at,
-        "steps": len(campaign.steps),
-        "sending_window": campaign.sending_window,
-        "stop_on_reply": True,
-        "auto_winner": campaign.auto_winner,
-        "stop_on_company_reply": campaign.stop_on_company_reply,
-        "match_mailbox_provider": campaign.match_mailbox_provider,
-        "verify_leads": campaign.verify_leads,
-    }
-
-
 # --- launch (SPEC 4.7, CONTRACT 4.7) ----------------------------------------------------------------
 def _suppressed_pending(campaign: Campaign):
     """Draft leads of this campaign whose address is now on the workspace's suppression list."""
@@ -499,7 +476,7 @@ def launch_consequence(mailboxes=None) -> str:
 def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
     """No token: what a launch would do, and a 24-hour confirmation token for a human to approve."""
     from accounts import services as accounts
-    from campaigns import messages, selectors
+    from campaigns import messages
     from core import errors
     from sending.selectors import mailboxes_active
 
@@ -527,7 +504,7 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
         "first_step_subject": samples[0]["subject"] if samples else "",
         "first_step_body": samples[0]["body"][:1000] if samples else "",
     }
-    verification = verify_leads.preview_fields(campaign)
+    verification = selectors.verification_preview_fields(campaign)
     if verification:  # the cost the approver accepts: at most 1 credit per lead verified at launch
         summary["verification"] = (f"{verification['leads_to_verify']} leads verified at launch, at most "
                                    f"{verification['verification_credits_max']} credits (unknown results free)")

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from rest_framework import serializers
 
-from campaigns import headers, services, templating, verify_leads
+from campaigns import headers, selectors, services, templating, verify_leads
 from campaigns.models import DEFAULT_WINDOW
 from campaigns.window import DAY_NAMES, LEAD_ZONE
 from core import errors
@@ -280,7 +280,7 @@ def run_create_args(*, name, leads, steps, sending_window=None, stop_on_reply=Tr
 
 def run_create(ctx, **data) -> Outcome:
     campaign = services.campaign_create(workspace=ctx.workspace, **run_create_args(**data))
-    return Outcome(result=services.campaign_record(campaign))
+    return Outcome(result=selectors.campaign_record(campaign))
 
 
 create_campaign = register(Verb(
@@ -392,8 +392,6 @@ class CampaignIdPathIn(StrictSerializer):
 def _campaign(ctx, campaign_id):
     import uuid
 
-    from campaigns import selectors
-
     try:
         pk = uuid.UUID(str(campaign_id))
     except ValueError:
@@ -466,8 +464,6 @@ class CampaignDetailOut(CampaignOut):
 
 
 def run_get_campaign(ctx, *, campaign_id) -> Outcome:
-    from campaigns import selectors
-
     return Outcome(result=selectors.campaign_detail(_campaign(ctx, campaign_id)))
 
 
@@ -510,8 +506,6 @@ class ListCampaignsOut(serializers.Serializer):
 
 
 def run_list_campaigns(ctx, *, state=None, cursor=None, limit=50) -> Outcome:
-    from campaigns import selectors
-
     rows, next_cursor = selectors.campaigns_page(workspace=ctx.workspace, state=state, cursor=cursor, limit=limit)
     return Outcome(result={"campaigns": selectors.campaign_list_items(rows), "next_cursor": next_cursor})
 
@@ -575,8 +569,6 @@ class ListLeadsOut(serializers.Serializer):
 
 
 def run_list_campaign_leads(ctx, *, campaign_id, cursor=None, limit=50, status=None) -> Outcome:
-    from campaigns import selectors
-
     campaign = _campaign(ctx, campaign_id)
     leads, next_cursor = selectors.campaign_leads_page(campaign=campaign, cursor=cursor, limit=limit,
                                                        status=status or "")
@@ -608,8 +600,6 @@ class CampaignStateOut(serializers.Serializer):
 
 
 def _state_result(campaign) -> dict:
-    from campaigns import selectors
-
     next_send_at, reason = selectors.campaign_schedule(campaign)
     return {"campaign_id": str(campaign.pk), "state": campaign.state, "paused_at": campaign.paused_at,
             "next_send_at": next_send_at, "waiting_reason": reason,

@@ -9,70 +9,28 @@ never sent to.
   through the verify_email service (`leads.verification.services.verification_run`), and settles the exact
   charge: 1 credit per result, `unknown` free. Every lead verified `invalid` (now or within the 30 days) is
   suppressed as `invalid_email`, so the launch's suppression re-check removes it from the campaign.
+
+The plan (what verifying involves, and the preview's figures) is a read, in `campaigns.selectors`; this module
+holds, verifies and suppresses.
 """
 
 from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connection
-from django.utils import timezone
 
-from campaigns.models import Campaign, CampaignLead
+from campaigns import selectors
+from campaigns.models import Campaign
+from campaigns.services import suppression_add
 from core import errors
-from core.money import format_credits
-from leads.verification.models import Status, Verification
+from leads.verification.models import Status
 from leads.verification.services import verification_run
 from leads.verification.verbs import PRICE
 
 logger = logging.getLogger("campaigns.verify_leads")
-
-RECENT = timedelta(days=30)
-CATCH_ALL = {Status.CATCH_ALL_VALID, Status.CATCH_ALL_UNKNOWN}
-
-
-@dataclass
-class Plan:
-    to_verify: list[str] = field(default_factory=list)
-    invalid: list[str] = field(default_factory=list)
-    catch_all: int = 0
-    risky: int = 0
-
-    @property
-    def credits_max(self) -> int:
-        return len(self.to_verify) * PRICE
-
-
-def verification_plan(campaign: Campaign, *, now=None) -> Plan:
-    """What verifying this draft's pending leads involves, from the newest conclusive result of each address in
-    the last 30 days (any workspace's: a verification describes the address, not who asked)."""
-    now = now or timezone.now()
-    emails = list(campaign.leads.filter(state=CampaignLead.State.PENDING).order_by("position")
-                  .values_list("email", flat=True))
-    latest: dict[str, str] = {}
-    for i in range(0, len(emails), 900):
-        for email, status in (Verification.objects.filter(email__in=emails[i:i + 900], checked_at__gte=now - RECENT)
-                              .exclude(status=Status.UNKNOWN).order_by("email", "checked_at")
-                              .values_list("email", "status")):
-            latest[email] = status
-    plan = Plan(to_verify=[e for e in emails if e not in latest])
-    plan.invalid = [e for e, s in latest.items() if s == Status.INVALID]
-    plan.catch_all = sum(1 for s in latest.values() if s in CATCH_ALL)
-    plan.risky = sum(1 for s in latest.values() if s == Status.RISKY)
-    return plan
-
-
-def preview_fields(campaign: Campaign) -> dict:
-    """The launch preview's verification figures (empty unless the campaign has `verify_leads`)."""
-    if not campaign.verify_leads:
-        return {}
-    plan = verification_plan(campaign)
-    return {"leads_to_verify": len(plan.to_verify), "verification_credits_max": format_credits(plan.credits_max),
-            "leads_catch_all": plan.catch_all, "leads_risky": plan.risky}
 
 
 def launch_token_precheck(*, workspace, campaign_id, plaintext: str) -> None:
@@ -104,7 +62,7 @@ def launch_hold(ctx, data: dict) -> int:
     if campaign is None or not campaign.verify_leads or campaign.state != Campaign.State.DRAFT:
         return 0
     launch_token_precheck(workspace=ctx.workspace, campaign_id=campaign.pk, plaintext=data["confirmation_token"])
-    return verification_plan(campaign).credits_max
+    return selectors.verification_plan(campaign).credits_max
 
 
 def verify_at_launch(*, workspace, campaign_id, request_id: str = "", hold=None) -> tuple[int, dict]:
@@ -112,12 +70,11 @@ def verify_at_launch(*, workspace, campaign_id, request_id: str = "", hold=None)
     invalid one as `invalid_email`. Returns (the exact charge in micro-credits, counts). Runs before the launch
     transaction: verification is network work and must not hold the campaign lock."""
     from billing.services import hold_extend
-    from campaigns.services import suppression_add
 
     campaign = Campaign.objects.filter(workspace=workspace, pk=campaign_id).first()
     if campaign is None or not campaign.verify_leads or campaign.state != Campaign.State.DRAFT:
         return 0, {}
-    plan = verification_plan(campaign)
+    plan = selectors.verification_plan(campaign)
     # never more than the hold pays for (none held: nothing to verify when the hold was computed)
     todo = plan.to_verify[:(hold.amount_micros // PRICE) if hold is not None else 0]
 

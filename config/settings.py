@@ -669,7 +669,7 @@ MICROSOFT_IMAP_SECURITY = env("MICROSOFT_IMAP_SECURITY", "ssl")
 OAUTH_HTTP_TIMEOUT_SECONDS = env_int("OAUTH_HTTP_TIMEOUT_SECONDS", 15)
 OAUTH_REFRESH_MARGIN_SECONDS = env_int("OAUTH_REFRESH_MARGIN_SECONDS", 300)
 # Every console page says when an OAuth mailbox needs reconnecting and which campaigns wait for it.
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("sending.context_processors.mailbox_alerts")
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("campaigns.context_processors.mailbox_alerts")
 
 # --- deliverability (CONTRACT 4.13, docs/deliverability.md): health of mailboxes and sending domains ------------
 # Thresholds: an operator may lower them (stricter), never raise them (deliverability.services clamps each to its default).

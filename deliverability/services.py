@@ -36,6 +36,7 @@ from deliverability import checks, postmaster
 from deliverability.models import Complaint, HealthEvent
 from leads.verification import dnslayer
 from sending.models import HEALTH_REASONS, HealthState, Mailbox, SendingDomain
+from sending.selectors import mailbox_render
 
 logger = logging.getLogger("deliverability")
 
@@ -473,8 +474,6 @@ def sweep(*, now: datetime | None = None, limit: int = 200) -> dict:
 
 # --- telling people --------------------------------------------------------------------------------------------
 def _announce_mailbox(mailbox: Mailbox, old: str) -> None:
-    from sending.verbs import mailbox_render
-
     events.emit(workspace=mailbox.workspace_id, type="mailbox.health_changed",
                 data=lambda: {**mailbox_render(mailbox), "previous_state": old})
     transaction.on_commit(lambda: _notify(mailbox.workspace_id, f"Mailbox {mailbox.email}", old,

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from core import errors
 from replies.models import Classification, InboundMessage, Reply, ReplyCorrection
+from replies.selectors import correction_record, timestamp
 
 REASON_OF_LABEL = {"unsubscribe": "unsubscribed", "bounce": "bounced"}
 REWRITABLE_REASONS = {"replied", "unsubscribed", "bounced"}
@@ -95,21 +96,11 @@ def latest_corrections(reply_ids) -> dict[str, ReplyCorrection]:
     return out
 
 
-def correction_record(c: ReplyCorrection | None) -> dict | None:
-    if c is None:
-        return None
-    from replies.selectors import timestamp
-
-    return {"from": c.from_label, "to": c.to_label, "by": c.corrected_by_email, "at": timestamp(c.corrected_at)}
-
-
 def labelled_export(*, workspace, everything: bool = False) -> Iterator[str]:
     """JSON Lines, one classified reply per line, newest first: the final label, the classifier's label, the
     correction (if any) and the raw message exactly as received (`raw_base64`; `raw` is the same decoded as
     UTF-8 with replacement characters, for reading). By default only corrected replies (the human-labelled
     data); `everything=True`: every classified reply."""
-    from replies.selectors import timestamp
-
     qs = Reply.objects.filter(workspace=workspace).exclude(classification__isnull=True)
     if not everything:
         qs = qs.filter(corrections__isnull=False).distinct()

@@ -74,12 +74,16 @@ def reply_record(reply: Reply) -> dict:
 
 def _correction(reply: Reply) -> dict | None:
     """The latest human correction of the label (console), or None: {"from", "to", "by", "at"}."""
-    from replies.corrections import correction_record
-
     fixes = getattr(reply, "latest_fix", None)
     if fixes is None:
         fixes = list(reply.corrections.order_by("-corrected_at", "-pk")[:1])
     return correction_record(fixes[0] if fixes else None)
+
+
+def correction_record(c: ReplyCorrection | None) -> dict | None:
+    if c is None:
+        return None
+    return {"from": c.from_label, "to": c.to_label, "by": c.corrected_by_email, "at": timestamp(c.corrected_at)}
 
 
 # --- conversations (CONTRACT 4.8c) ------------------------------------------------------------------------

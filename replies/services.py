@@ -21,6 +21,7 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
+from celery import current_app
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -204,10 +205,8 @@ def _store_feedback_report(*, mailbox, raw: bytes, key: str, message_id: str, so
 
 
 def _queue_classify(inbound_id: str) -> None:
-    from replies import tasks
-
-    try:
-        tasks.classify_inbound.delay(inbound_id)
+    try:  # by the task's registered name: replies.tasks runs these services
+        current_app.signature("replies.tasks.classify_inbound").delay(inbound_id)
     except Exception:  # noqa: BLE001 - the broker is down: the sweeper picks it up later
         logger.exception("could not queue classification of %s; the sweeper will", inbound_id)
 

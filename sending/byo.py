@@ -16,6 +16,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from sending import crypto, transport
+from sending.imap import ImapError
+from sending.imap import connect as imap_connect
 from sending.models import Mailbox, Provider
 
 logger = logging.getLogger("sending.byo")
@@ -144,10 +146,8 @@ def oauth_connection_test(mailbox: Mailbox) -> None:
             smtp.quit()
         except Exception:  # noqa: BLE001
             smtp.close()
-    from replies.imap import ImapError, connect
-
     try:
-        imap = connect(mailbox, timeout=TEST_TIMEOUT_SECONDS)
+        imap = imap_connect(mailbox, timeout=TEST_TIMEOUT_SECONDS)
     except ImapError as exc:
         raise ConnectionTestFailed("IMAP", str(exc)) from exc
     try:

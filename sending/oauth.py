@@ -58,7 +58,10 @@ from django.utils import timezone
 from core import events
 from sending import crypto
 from sending.models import Mailbox, MailboxToken, Provider
+from sending.providers import google_workspace, microsoft365
+from sending.selectors import mailbox_render
 from sending.signals import mailbox_sendable
+from sending.tokens import AccessToken, TokenUnavailable
 
 logger = logging.getLogger("sending.oauth")
 
@@ -75,14 +78,6 @@ class OAuthError(Exception):
 
 class NeedsReconnect(Exception):
     """The grant is gone for good (revoked consent, refused refresh): only the owner reconnecting fixes it."""
-
-
-class TokenUnavailable(Exception):
-    """No access token right now for a transient reason (provider down, backoff, a refresh in flight)."""
-
-    def __init__(self, message: str, retry_at: datetime | None = None):
-        super().__init__(message)
-        self.retry_at = retry_at
 
 
 # --- providers ----------------------------------------------------------------------------------------------
@@ -325,12 +320,6 @@ def mailbox_oauth_connect(*, workspace, provider: OAuthProvider, grant: Grant,
 
 # --- access tokens: the seam --------------------------------------------------------------------------------
 
-@dataclass
-class AccessToken:
-    token: str
-    expires_at: datetime | None = None
-
-
 TokenSource = Callable[[Mailbox], AccessToken]
 TOKEN_SOURCES: dict[str, TokenSource] = {}
 TOKEN_FORGETTERS: dict[str, Callable[[Mailbox], None]] = {}
@@ -461,15 +450,11 @@ register_token_source("microsoft", refreshing_source)
 
 
 def _google_workspace_source(mailbox: Mailbox) -> AccessToken:  # mailboxes bought with SENDING_PROVIDER=google_workspace
-    from sending.providers.google_workspace import mailbox_token_source
-
-    return mailbox_token_source(mailbox)
+    return google_workspace.mailbox_token_source(mailbox)
 
 
 def _google_workspace_forget(mailbox: Mailbox) -> None:
-    from sending.providers.google_workspace import mailbox_token_forget
-
-    mailbox_token_forget(mailbox)
+    google_workspace.mailbox_token_forget(mailbox)
 
 
 register_token_source("google_workspace", _google_workspace_source, _google_workspace_forget)
@@ -495,8 +480,6 @@ def mailbox_mark_needs_reconnect(*, mailbox_id: str, reason: str) -> bool:
             mailbox.reconnect_notified_at = now
         mailbox.save(update_fields=["status", "reconnect_reason", "needs_reconnect_at", "reconnect_notified_at"])
         if changed:
-            from sending.verbs import mailbox_render
-
             events.emit(workspace=mailbox.workspace_id, type="mailbox.needs_reconnect", data=mailbox_render(mailbox))
         if notify:
             transaction.on_commit(lambda: _notify_needs_reconnect(mailbox))
@@ -529,15 +512,11 @@ def xoauth2_response(user: str, token: str) -> str:
 
 
 def _microsoft365_source(mailbox: Mailbox) -> AccessToken:  # mailboxes bought from Microsoft 365
-    from sending.providers.microsoft365 import mailbox_token_source
-
-    return mailbox_token_source(mailbox)
+    return microsoft365.mailbox_token_source(mailbox)
 
 
 def _microsoft365_forget(mailbox: Mailbox) -> None:
-    from sending.providers.microsoft365 import mailbox_token_forget
-
-    mailbox_token_forget(mailbox)
+    microsoft365.mailbox_token_forget(mailbox)
 
 
 register_token_source("microsoft365", _microsoft365_source, _microsoft365_forget)

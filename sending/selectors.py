@@ -55,3 +55,21 @@ def mailbox_provider_kind(mailbox: Mailbox) -> str:
     password mailbox on Google's or Microsoft's SMTP submission hosts; sandbox mailboxes and other hosts are
     `other`)."""
     return mailbox.host_provider
+
+
+def mailbox_render(m) -> dict:
+    """A mailbox as list_mailboxes returns it (and mailbox events carry it)."""
+    return {"mailbox_id": m.id, "email": m.email, "source": m.provider, "auth": m.auth,
+            "oauth_provider": m.oauth_provider or None, "mail_provider": m.host_provider, "status": m.status,
+            "reconnect_reason": m.reconnect_reason or None if m.status == "needs_reconnect" else None,
+            "needs_reconnect_since": m.needs_reconnect_at if m.status == "needs_reconnect" else None,
+            "daily_limit": m.daily_limit, "activated_at": m.activated_at, "renews_at": m.renews_at,
+            "health": mailbox_health_render(m)}
+
+
+def mailbox_health_render(m) -> dict:
+    """The `health` object of a mailbox (its figures as of its last evaluation)."""
+    figures = m.health_figures or {}
+    return {"state": m.health_state, "reasons": list(m.health_reasons or []),
+            "bounce_rate": figures.get("bounce_rate"), "sends_recent": figures.get("sends_recent", 0),
+            "complaints_7d": figures.get("complaints_7d", 0), "changed_at": m.health_changed_at}

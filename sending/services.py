@@ -13,6 +13,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
@@ -23,6 +24,7 @@ from billing import services as billing
 from billing.models import LedgerEntry
 from core import errors, events
 from core.money import credits, format_credits
+from sending import capacity
 from sending.dkim_keys import dkim_key_generate, dns_records
 from sending.models import Mailbox, Operation, Provider, SendingDomain
 from sending.providers import get_provider, provider_for
@@ -239,13 +241,12 @@ def setup_sending_purchase(*, workspace, request_id: str, confirmation_token: st
 
 
 def _enqueue_advance(operation_id: str, countdown: float | None = None) -> None:
-    from sending import tasks
-
-    try:
+    try:  # by the task's registered name: sending.tasks runs these services
         if countdown:
-            tasks.operation_advance.apply_async(args=[operation_id], countdown=countdown)
+            current_app.signature("sending.tasks.operation_advance").apply_async(args=[operation_id],
+                                                                               countdown=countdown)
         else:
-            tasks.operation_advance.delay(operation_id)
+            current_app.signature("sending.tasks.operation_advance").delay(operation_id)
     except Exception:  # noqa: BLE001 - the periodic sweep picks it up from the database
         logger.exception("could not enqueue operation %s; the sweep will advance it", operation_id)
 
@@ -281,8 +282,6 @@ def operation_advance(*, operation_id: str) -> str | None:
         op.save()
         status, due = op.status, op.next_step_at
         if status != before:
-            from sending.verbs import operation_render
-
             events.emit(workspace=op.workspace_id, type="operation.updated", data=operation_render(op))
     if status not in Operation.FINAL and due is not None:
         transaction.on_commit(lambda: _enqueue_advance(operation_id, countdown=max(0.0, (due - timezone.now()).total_seconds())))
@@ -553,12 +552,23 @@ def operation_summary(op: Operation, *, domains=None, mailboxes=None) -> dict:
     }
 
 
+def operation_render(op: Operation) -> dict:
+    """An operation as get_operation returns it (and the `operation.updated` event carries it)."""
+    body = {"operation_id": op.id, "kind": op.kind, "status": op.status, "request_id": op.request_id,
+            "created_at": op.created_at, "updated_at": op.updated_at}
+    if op.is_final and op.result is not None:
+        body["result"] = op.result
+    elif not op.is_final:
+        body["result"] = operation_summary(op)
+    if op.error:
+        body["error"] = op.error
+    return body
+
+
 def full_volume_on(mailbox: Mailbox) -> str | None:
     """The UTC day (ISO date) from which an active mailbox may send its full daily volume: new live mailboxes
-    ramp up (campaigns.sender.daily_cap); sandbox mailboxes and unknown activation dates have no ramp."""
-    from campaigns.sender import warmup_full_at
-
-    when = warmup_full_at(mailbox)
+    ramp up (sending.capacity.daily_cap); sandbox mailboxes and unknown activation dates have no ramp."""
+    when = capacity.warmup_full_at(mailbox)
     return when.date().isoformat() if when else None
 
 
@@ -663,10 +673,8 @@ def mailboxes_vendor_due(limit: int = 500) -> list[str]:
 def _enqueue_vendor_sync(mailbox: Mailbox) -> None:
     if mailbox.provider != Provider.VENDOR or not mailbox.vendor_ref:
         return
-    from sending import tasks
-
-    try:
-        tasks.mailbox_vendor_sync.delay(mailbox.id)
+    try:  # by the task's registered name: sending.tasks runs these services
+        current_app.signature("sending.tasks.mailbox_vendor_sync").delay(mailbox.id)
     except Exception:  # noqa: BLE001 - the upkeep sweep reconciles it from the database
         logger.exception("could not enqueue the vendor sync of mailbox %s", mailbox.id)
 

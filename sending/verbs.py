@@ -127,18 +127,6 @@ class OperationIdIn(StrictSerializer):
     operation_id = serializers.CharField(max_length=40, help_text="The operation_id of a purchase.")
 
 
-def operation_render(op) -> dict:
-    body = {"operation_id": op.id, "kind": op.kind, "status": op.status, "request_id": op.request_id,
-            "created_at": op.created_at, "updated_at": op.updated_at}
-    if op.is_final and op.result is not None:
-        body["result"] = op.result
-    elif not op.is_final:
-        body["result"] = services.operation_summary(op)
-    if op.error:
-        body["error"] = op.error
-    return body
-
-
 def run_get_operation(ctx, *, operation_id: str) -> Outcome:
     op = selectors.operation_get(workspace=ctx.workspace, operation_id=operation_id)
     if op.outcome_unknown and not op.is_final:
@@ -147,7 +135,7 @@ def run_get_operation(ctx, *, operation_id: str) -> Outcome:
             "Poll this operation again; do not repeat the purchase.",
             details={"operation_id": op.id, "request_id": op.request_id, "status": op.status},
         )
-    return Outcome(result=operation_render(op))
+    return Outcome(result=services.operation_render(op))
 
 
 get_operation = register(Verb(
@@ -197,25 +185,8 @@ class MailboxListOut(serializers.Serializer):
     mailboxes = MailboxOut(many=True)
 
 
-def mailbox_render(m) -> dict:
-    return {"mailbox_id": m.id, "email": m.email, "source": m.provider, "auth": m.auth,
-            "oauth_provider": m.oauth_provider or None, "mail_provider": m.host_provider, "status": m.status,
-            "reconnect_reason": m.reconnect_reason or None if m.status == "needs_reconnect" else None,
-            "needs_reconnect_since": m.needs_reconnect_at if m.status == "needs_reconnect" else None,
-            "daily_limit": m.daily_limit, "activated_at": m.activated_at, "renews_at": m.renews_at,
-            "health": mailbox_health_render(m)}
-
-
-def mailbox_health_render(m) -> dict:
-    """The `health` object of a mailbox (its figures as of its last evaluation)."""
-    figures = m.health_figures or {}
-    return {"state": m.health_state, "reasons": list(m.health_reasons or []),
-            "bounce_rate": figures.get("bounce_rate"), "sends_recent": figures.get("sends_recent", 0),
-            "complaints_7d": figures.get("complaints_7d", 0), "changed_at": m.health_changed_at}
-
-
 def run_list_mailboxes(ctx) -> Outcome:
-    return Outcome(result={"mailboxes": [mailbox_render(m) for m in selectors.mailboxes_list(workspace=ctx.workspace)]})
+    return Outcome(result={"mailboxes": [selectors.mailbox_render(m) for m in selectors.mailboxes_list(workspace=ctx.workspace)]})
 
 
 list_mailboxes = register(Verb(

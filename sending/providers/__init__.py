@@ -7,57 +7,24 @@ with Microsoft 365 mailboxes), or a dotted path to a class. A setup_sending call
 
 Live mode (SANDBOX=0) never reaches the sandbox provider (CONTRACT 4.14): with SENDING_PROVIDER unset or set to
 `sandbox` there, `get_provider` raises `provider_unavailable` naming the setting, so a purchase is refused before
-anything is charged (and `config_problem` lets /readyz and `check --deploy` name it).
+anything is charged (and `config_problem` lets /readyz and `check --deploy` name it). The name-to-provider lookup
+lives in `registry` (providers that build a registrar use it directly); it is named here for every other caller.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.utils.module_loading import import_string
 
 from core import errors
 from sending.providers import microsoft365
-from sending.providers.base import SendingProvider
+from sending.providers.registry import BUILTIN, config_problem, get_provider, provider_key
 
-BUILTIN = {
-    "sandbox": "sending.providers.sandbox.SandboxProvider",
-    "namecheap": "sending.providers.namecheap.NamecheapProvider",
-    "google_workspace": "sending.providers.google_workspace.GoogleWorkspaceProvider",
-    "microsoft365": "sending.providers.microsoft365.Microsoft365Provider",
-}
+__all__ = ["BUILTIN", "KINDS", "KIND_OF", "config_problem", "get_provider", "provider_for", "provider_key"]
+
 #: the kind of mailbox a setup_sending caller may ask for -> the provider that delivers it live
 KINDS = {"google": "google_workspace", "microsoft": "microsoft365"}
 #: what each provider's mailboxes are (None: no mailboxes of a particular host)
 KIND_OF = {"google_workspace": "google", "microsoft365": "microsoft"}
-LIVE_CHOICES = "namecheap, google_workspace, microsoft365 or a dotted path"
-
-
-def config_problem(name: str | None = None) -> str | None:
-    """Why no provider may be used in this mode, naming the setting; None when `name` (or SENDING_PROVIDER) may."""
-    name = name or settings.SENDING_PROVIDER
-    if settings.SANDBOX:
-        return None
-    if not name:
-        return ("SENDING_PROVIDER is unset: with SANDBOX=0 sending capacity cannot be bought until it names a live "
-                f"provider ({LIVE_CHOICES}); the sandbox provider is never used in live mode")
-    if BUILTIN.get(name, name) == BUILTIN["sandbox"]:
-        return ("SENDING_PROVIDER=sandbox while SANDBOX=0: the sandbox provider buys nothing and is never used in "
-                f"live mode; name a live provider ({LIVE_CHOICES})")
-    return None
-
-
-def provider_key(name: str | None = None) -> str:
-    name = name or settings.SENDING_PROVIDER
-    problem = config_problem(name)
-    if problem:
-        raise errors.ProviderUnavailable(f"No sending provider is configured: {problem}. Nothing was charged.",
-                                         details={"setting": "SENDING_PROVIDER"})
-    return name or "sandbox"
-
-
-def get_provider(name: str | None = None) -> SendingProvider:
-    name = provider_key(name)
-    return import_string(BUILTIN.get(name, name))()
 
 
 def _configured(name: str) -> bool:

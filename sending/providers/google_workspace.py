@@ -60,6 +60,8 @@ from sending.providers.base import (
     ProviderError,
     RegistrarHostedProvider,
 )
+from sending.providers.registry import get_provider
+from sending.tokens import AccessToken, TokenUnavailable
 
 ADMIN_SCOPES = (
     "https://www.googleapis.com/auth/admin.directory.domain",
@@ -155,8 +157,6 @@ def mailbox_token_source(mailbox):
     operator's matter, so it is transient (`TokenUnavailable`, retried with backoff), never `needs_reconnect`."""
     from datetime import UTC, datetime
 
-    from sending.oauth import AccessToken, TokenUnavailable
-
     try:
         token, expires = mailbox_access_token(mailbox)
     except ProviderError as exc:
@@ -207,8 +207,6 @@ class GoogleWorkspaceProvider(RegistrarHostedProvider):
     vendor_refusal_reasons = frozenset({"limitExceeded"})
 
     def __init__(self, transport: httpx.BaseTransport | None = None, registrar: DnsRegistrar | None = None):
-        from sending.providers import get_provider
-
         self.delete_grace = timedelta(days=settings.GOOGLE_WORKSPACE_DELETE_GRACE_DAYS)
         self._transport = transport or self.transport
         self.registrar = registrar or get_provider(settings.GOOGLE_WORKSPACE_REGISTRAR)

@@ -60,6 +60,8 @@ from sending.providers.base import (
     ProviderError,
     RegistrarHostedProvider,
 )
+from sending.providers.registry import get_provider
+from sending.tokens import AccessToken, TokenUnavailable
 
 GRAPH_SCOPE = "https://graph.microsoft.com/.default"
 MAIL_SCOPE = "https://outlook.office365.com/.default"
@@ -132,8 +134,6 @@ def mailbox_token_source(mailbox):
     """`sending.oauth`'s token source for `oauth_provider = microsoft365` mailboxes: the app-only Exchange Online
     token (the XOAUTH2 user is the mailbox's address). A refused grant is the operator's matter (app secret,
     consent, service principal): transient (`TokenUnavailable`, retried with backoff), never `needs_reconnect`."""
-    from sending.oauth import AccessToken, TokenUnavailable
-
     try:
         token, expires = app_token(scope=MAIL_SCOPE, transport=Microsoft365Provider.transport)
     except ProviderError as exc:
@@ -201,8 +201,6 @@ class Microsoft365Provider(RegistrarHostedProvider):
     vendor = "Microsoft Graph"  # any 401/403 is consent or a permission missing: an operator fix
 
     def __init__(self, transport: httpx.BaseTransport | None = None, registrar: DnsRegistrar | None = None):
-        from sending.providers import get_provider
-
         self.delete_grace = timedelta(days=settings.MICROSOFT365_DELETE_GRACE_DAYS)
         self._transport = transport or self.transport
         self.registrar = registrar or get_provider(settings.MICROSOFT365_REGISTRAR)

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+from campaigns.models import Campaign, CampaignLead
+from sending.models import Mailbox
+
 
 def mailbox_alerts(request) -> dict:
     membership = getattr(request, "membership", None)
     if membership is None:
         return {}
-    from sending.models import Mailbox
-
     emails = list(Mailbox.objects.filter(workspace_id=membership.workspace_id,
                                          status=Mailbox.Status.NEEDS_RECONNECT)
                   .order_by("email").values_list("email", flat=True))
     if not emails:
         return {}
-    from campaigns.models import Campaign, CampaignLead
-
     waiting = (Campaign.objects.filter(workspace_id=membership.workspace_id, state=Campaign.State.LAUNCHED,
                                        leads__state=CampaignLead.State.ACTIVE,
                                        leads__mailbox__status=Mailbox.Status.NEEDS_RECONNECT)
