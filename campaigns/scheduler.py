@@ -19,6 +19,7 @@ from django.utils import timezone
 from campaigns import sender, services
 from campaigns.models import Campaign, CampaignLead
 from campaigns.window import for_lead, in_window, next_open, per_lead
+from sending.models import Mailbox
 
 logger = logging.getLogger("campaigns.scheduler")
 
@@ -37,8 +38,6 @@ def tick(*, now: datetime | None = None, limit: int | None = None,
          dispatch: Callable[[list[tuple[int, int, datetime]]], None] | None = None, sweep: bool = True) -> dict:
     """One scheduler pass. Returns counts (due, dispatched, outside_window, capped, mailbox_inactive,
     mailbox_gone, mailbox_paused)."""
-    from sending.models import Mailbox
-
     now = now or timezone.now()
     limit = limit or sender.tick_batch()
     stats = {"due": 0, "dispatched": 0, "outside_window": 0, "capped": 0, "mailbox_inactive": 0,

@@ -14,6 +14,7 @@ from core.money import format_credits
 from leads.verification.models import Status, Verification
 from leads.verification.verbs import PRICE
 from sending import capacity
+from sending.models import HealthState, Mailbox
 
 
 def normalize_message_id(message_id: str) -> str:
@@ -182,7 +183,6 @@ def campaign_schedule(campaign: Campaign, *, now=None, mailboxes: list | None = 
     from django.utils import timezone
 
     from campaigns.window import for_lead, in_window, next_open, per_lead
-    from sending.models import HealthState, Mailbox
 
     now = now or timezone.now()
     if campaign.state == Campaign.State.DRAFT:

@@ -30,7 +30,10 @@ from campaigns import messages, services
 from campaigns.models import Campaign, CampaignLead, SentMessage, Suppression
 from campaigns.selectors import sends_today
 from campaigns.window import add_local_days, for_lead, in_window, next_open
+from sending import transport
 from sending.capacity import WARMUP_START, daily_cap, day_start  # noqa: F401 - named for callers too
+from sending.models import Mailbox
+from sending.selectors import mailbox_provider_kind, mailboxes_active
 from sending.signals import mailbox_health_mark
 
 logger = logging.getLogger("campaigns.sender")
@@ -72,9 +75,6 @@ def _relaxed_commit() -> None:
 def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) -> str:
     """Send `step` to this lead if it is still due under `lease` (the next_send_at the scheduler set when it
     dispatched). Returns what happened (for logs, tests and the benchmark)."""
-    from sending.models import Mailbox
-    from sending.transport import PermanentSendError, TransientSendError, send_message
-
     if step == 0:  # match_mailbox_provider: the recipient's MX is looked up here, outside any transaction
         services.lead_resolve_provider(lead_id=lead_id)
     # 1. claim ---------------------------------------------------------------------------------------
@@ -150,10 +150,10 @@ def send_lead_step(*, lead_id: int, step: int, lease: datetime | None = None) ->
 
     # 3. SMTP ---------------------------------------------------------------------------------------
     try:
-        send_message(mailbox=mailbox, message=email)
-    except TransientSendError as exc:
+        transport.send_message(mailbox=mailbox, message=email)
+    except transport.TransientSendError as exc:
         return _after_failure(lead, sent, exc, temporary=True)
-    except PermanentSendError as exc:
+    except transport.PermanentSendError as exc:
         return _after_failure(lead, sent, exc, temporary=False)
     # any other exception leaves the row in `sending`: outcome unknown, reported by sweep_stuck, never re-sent
     return _after_sent(lead, campaign, sent)
@@ -164,9 +164,6 @@ def _matching_mailbox(lead: CampaignLead, campaign: Campaign, now: datetime):
     (Google to Google, Microsoft to Microsoft) with capacity left today (the lead's own if it is one, else the
     least used); with none, the lead's own mailbox, or if that one has no capacity left today any mailbox of
     the campaign that has (the least used)."""
-    from sending.models import Mailbox
-    from sending.selectors import mailbox_provider_kind
-
     kind = lead.recipient_provider
     mailboxes = [m for m in campaign.mailboxes.filter(status=Mailbox.Status.ACTIVE).order_by("pk")
                  if getattr(m, "health_state", "") != "paused"]  # a deliverability pause: never chosen
@@ -227,20 +224,19 @@ def _after_sent(lead: CampaignLead, campaign: Campaign, sent: SentMessage) -> st
 
 
 def _after_failure(lead: CampaignLead, sent: SentMessage, exc, *, temporary: bool) -> str:
-    from sending.transport import MailboxAuthUnavailable, MailboxNeedsReconnect
-
     now = _now()
     code = getattr(exc, "smtp_code", None)
     text = f"{code or ''} {getattr(exc, 'message', exc)}".strip()[:2000]
-    if isinstance(exc, MailboxNeedsReconnect | MailboxAuthUnavailable):
+    if isinstance(exc, transport.MailboxNeedsReconnect | transport.MailboxAuthUnavailable):
         # an OAuth mailbox had no usable token: nothing reached SMTP, and it is no fault of this lead, so the
         # step is not counted as an attempt; the lead waits for the reconnect (or the token backoff)
         SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.FAILED, error=text)
         retry_at = getattr(exc, "retry_at", None) or now + RETRY_BASE
-        when = now + MAILBOX_WAIT if isinstance(exc, MailboxNeedsReconnect) else max(retry_at, now)
+        when = now + MAILBOX_WAIT if isinstance(exc, transport.MailboxNeedsReconnect) else max(retry_at, now)
         CampaignLead.objects.filter(pk=lead.pk, state=CampaignLead.State.ACTIVE).update(
             next_send_at=next_open(for_lead(lead.campaign.sending_window, lead.timezone), when), last_error=text)
-        return "mailbox_needs_reconnect" if isinstance(exc, MailboxNeedsReconnect) else "mailbox_auth_retry"
+        reconnect = isinstance(exc, transport.MailboxNeedsReconnect)
+        return "mailbox_needs_reconnect" if reconnect else "mailbox_auth_retry"
     bounce = not temporary and code in BOUNCE_CODES
     SentMessage.objects.filter(pk=sent.pk).update(state=SentMessage.State.FAILED, error=text, bounced=bounce)
     if bounce:
@@ -329,8 +325,6 @@ def lead_mailbox_gone(*, lead_id: int, now: datetime) -> str:
     """The lead's sticky mailbox was removed or failed for good. Before any message went out the lead moves to
     another active mailbox of the workspace; after, its thread cannot continue from another identity, so the
     lead stops (`mailbox_gone`). With no active mailbox left it waits."""
-    from sending.selectors import mailboxes_active
-
     with transaction.atomic():
         lead = CampaignLead.objects.select_for_update().filter(pk=lead_id, state=CampaignLead.State.ACTIVE).first()
         if lead is None:

@@ -14,6 +14,7 @@ from campaigns.models import Campaign, CampaignLead, Suppression
 from campaigns.selectors import normalize_address
 from core import events
 from core.emails import parse_address
+from sending.selectors import mailboxes_active
 from sending.transport import uses_sink
 
 logger = logging.getLogger("campaigns")
@@ -478,7 +479,6 @@ def launch_preview(*, workspace, campaign_id, request_id: str = "") -> dict:
     from accounts import services as accounts
     from campaigns import messages
     from core import errors
-    from sending.selectors import mailboxes_active
 
     campaign = selectors.campaign_get(workspace=workspace, campaign_id=campaign_id)
     if campaign.state != Campaign.State.DRAFT:
@@ -530,7 +530,6 @@ def campaign_launch(*, workspace, campaign_id, confirmation_token: str, request_
     from accounts import services as accounts
     from campaigns.window import add_local_days, for_lead, next_open, per_lead
     from core import errors
-    from sending.selectors import mailboxes_active
 
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().filter(workspace=workspace, pk=campaign_id).first()

@@ -18,6 +18,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from campaigns import services as campaign_services
+from campaigns.models import CampaignLead, Suppression
 from core import errors
 from replies.models import Classification, InboundMessage, Reply, ReplyCorrection
 from replies.selectors import correction_record, timestamp
@@ -37,9 +39,6 @@ def _sources(reply: Reply) -> set[str]:
 def reply_correct(*, workspace, reply_id: str, label: str, user) -> ReplyCorrection | None:
     """Correct a classified reply's label. Returns the recorded correction, or None when the label is already
     `label` (nothing to record). Unknown reply (or another workspace's): NotFound. Unclassified: InvalidRequest."""
-    from campaigns.models import CampaignLead, Suppression
-    from campaigns.services import company_leads_to_stop, company_stop, leads_lock_for_stop, suppression_add
-
     if label not in Classification.values:
         raise errors.InvalidRequest(details={"fields": {"label": [f"One of {', '.join(Classification.values)}."]}})
     with transaction.atomic():
@@ -71,13 +70,14 @@ def reply_correct(*, workspace, reply_id: str, label: str, user) -> ReplyCorrect
         ours = _sources(reply)
         # the leads a new suppression may stop, and a company's other leads (stop_on_company_reply) when the
         # new label is a real answer; like a suppression, a company stop is never lifted by a correction
-        colleagues = company_leads_to_stop(lead=lead, label=label)
-        leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pks=colleagues)
-        company_stop(lead_pks=colleagues)
+        colleagues = campaign_services.company_leads_to_stop(lead=lead, label=label)
+        campaign_services.leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pks=colleagues)
+        campaign_services.company_stop(lead_pks=colleagues)
         for address in dict.fromkeys(addresses):
             existing = Suppression.objects.select_for_update().filter(workspace=workspace, email=address).first()
             if existing is None:
-                suppression_add(workspace=workspace, email=address, reason=reason, source=f"correction {reply.pk}")
+                campaign_services.suppression_add(workspace=workspace, email=address, reason=reason,
+                                                  source=f"correction {reply.pk}")
                 continue
             if existing.source in ours and existing.reason in REWRITABLE_REASONS and existing.reason != reason:
                 old_reason = existing.reason

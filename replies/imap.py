@@ -24,6 +24,7 @@ from django.utils import timezone
 from replies import services
 from replies.models import ImapCursor
 from sending.imap import ImapError, connect
+from sending.models import Mailbox, Provider
 
 logger = logging.getLogger("replies.imap")
 
@@ -158,7 +159,5 @@ def _stuck(cursor: ImapCursor, uid: int, exc: Exception) -> bool:
 def mailboxes_to_poll():
     """Active mailboxes with IMAP details (bring-your-own and vendor ones); sandbox mailboxes get their
     replies from the inbound SMTP listener instead."""
-    from sending.models import Mailbox, Provider
-
     return (Mailbox.objects.filter(status=Mailbox.Status.ACTIVE).exclude(provider=Provider.SANDBOX)
             .exclude(imap_host="").order_by("pk"))

@@ -26,10 +26,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from campaigns import selectors as campaign_selectors
+from campaigns import services as campaign_services
+from campaigns.models import SentMessage
 from core import events
 from replies import classify as cl
 from replies import content, feedback, llm, model_background, notices
 from replies.models import InboundMessage, Reply, ReplyAnswer
+from replies.selectors import reply_record
 from sending.signals import mailbox_health_mark
 
 logger = logging.getLogger("replies")
@@ -53,9 +57,7 @@ class Thread:
 
 
 def _sent_message(workspace, message_id: str):
-    from campaigns.selectors import sent_message_by_message_id
-
-    sent = sent_message_by_message_id(message_id=message_id)
+    sent = campaign_selectors.sent_message_by_message_id(message_id=message_id)
     if sent is not None and sent.workspace_id == workspace.pk:
         return sent
     return None
@@ -91,11 +93,9 @@ def thread_match(*, mailbox, workspace, in_reply_to: list[str], references: list
 
 
 def _lead_for_address(*, mailbox, workspace, email: str):
-    from campaigns.selectors import leads_for_address
-
     if not email:
         return None
-    leads = list(leads_for_address(workspace=workspace, email=email)[:50])
+    leads = list(campaign_selectors.leads_for_address(workspace=workspace, email=email)[:50])
     if mailbox is not None:
         # the mailbox's own campaign leads: the lead it sends to first, then leads of campaigns it is attached to
         for lead in leads:
@@ -268,8 +268,6 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
             reply.save(update_fields=["classification", "language", "campaign", "campaign_lead", "sent_message", "matched_by",
                                       "updated_at"])
             effects = _apply_effects(inbound=inbound, reply=reply, verdict=verdict, msg=msg)
-            from replies.selectors import reply_record
-
             events.emit(workspace=inbound.workspace_id, type="reply.received", data=reply_record(reply))
             if reply.classification == cl.INTERESTED:
                 reply_pk = reply.pk
@@ -286,10 +284,6 @@ def inbound_classify(*, inbound_id: str) -> InboundMessage | None:
 
 
 def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
-    from campaigns import services as campaign_services
-    from campaigns.models import SentMessage
-    from campaigns.services import lead_stop, leads_lock_for_stop, suppression_add
-
     reason = verdict.suppression_reason
     if reason is None or reply.campaign_lead_id is None:
         # delay notices and read receipts stop nobody; mail that matches no campaign lead of this mailbox
@@ -313,11 +307,11 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
         addresses.append(reply.from_email)
     addresses = [a for a in dict.fromkeys(_text(a.strip().lower(), 254) for a in addresses if a and "@" in a)]
     colleagues = campaign_services.company_leads_to_stop(lead=lead, label=verdict.label)  # stop_on_company_reply
-    leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pk=lead.pk, lead_pks=colleagues)
-    stopped = [lead.pk] if lead_stop(lead=lead, reason=reason) else []
+    campaign_services.leads_lock_for_stop(workspace=workspace, emails=addresses, lead_pk=lead.pk, lead_pks=colleagues)
+    stopped = [lead.pk] if campaign_services.lead_stop(lead=lead, reason=reason) else []
     stopped += campaign_services.company_stop(lead_pks=colleagues)
     for addr in addresses:
-        suppression_add(workspace=workspace, email=addr, reason=reason, source=source)
+        campaign_services.suppression_add(workspace=workspace, email=addr, reason=reason, source=source)
     if verdict.label != cl.BOUNCE:
         _record_evidence(addresses, workspace)
     return {"stopped": stopped, "suppressed": addresses, "reason": reason}
@@ -326,11 +320,10 @@ def _apply_effects(*, inbound, reply, verdict: cl.Verdict, msg) -> dict:
 def _mailto_unsubscribe(*, inbound, msg, from_email: str):
     """The lead a `List-Unsubscribe` mailto message unsubscribes (campaigns checks the signed token and
     suppresses it), or None when the message is not one."""
-    from campaigns.services import unsubscribe_by_mailto
-
     to_addresses = [inbound.envelope_to, *cl.addresses(cl.header_all(msg, "To"))]
     for to_address in dict.fromkeys(a for a in to_addresses if a):
-        lead = unsubscribe_by_mailto(subject=cl.header(msg, "Subject"), to_address=to_address, from_email=from_email)
+        lead = campaign_services.unsubscribe_by_mailto(subject=cl.header(msg, "Subject"), to_address=to_address,
+                                                       from_email=from_email)
         if lead is not None:
             return lead if lead.workspace_id == inbound.workspace_id else None
     return None

@@ -4,7 +4,8 @@ import logging
 
 from celery import shared_task
 
-from replies import answers, services
+from replies import answers, imap, services
+from sending.models import Mailbox
 
 logger = logging.getLogger("replies")
 
@@ -30,9 +31,7 @@ def classify_sweep() -> int:
 @shared_task(name="replies.tasks.imap_poll_all")
 def imap_poll_all() -> int:
     """Queue one poll per active mailbox with IMAP details (dispatched every SCHEDULER_TICK_SECONDS)."""
-    from replies.imap import mailboxes_to_poll
-
-    ids = list(mailboxes_to_poll().values_list("pk", flat=True))
+    ids = list(imap.mailboxes_to_poll().values_list("pk", flat=True))
     for mailbox_id in ids:
         imap_poll_mailbox.delay(mailbox_id)
     return len(ids)
@@ -40,13 +39,10 @@ def imap_poll_all() -> int:
 
 @shared_task(name="replies.tasks.imap_poll_mailbox")
 def imap_poll_mailbox(mailbox_id: str) -> int:
-    from replies.imap import mailbox_poll
-    from sending.models import Mailbox
-
     mailbox = Mailbox.objects.filter(pk=mailbox_id, status=Mailbox.Status.ACTIVE).select_related("workspace").first()
     if mailbox is None:
         return 0
-    return mailbox_poll(mailbox=mailbox)
+    return imap.mailbox_poll(mailbox=mailbox)
 
 
 @shared_task(name="replies.tasks.answers_sweep")
