@@ -213,7 +213,9 @@ def admit(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = N
                 pending.close()
             raise
         adm.record_open = verb.record
-        if refusal is not None:
+        if key is None:  # a console member's call: no key, no key budget to learn
+            pass
+        elif refusal is not None:
             early_start.learn_budget(key.pk, None, refused=True)
         elif hold is not None:
             early_start.learn_budget(key.pk, budget_room(hold), read_at)
