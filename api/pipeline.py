@@ -35,6 +35,8 @@ from django.db import close_old_connections, transaction
 
 from api.dbwork import write
 from api.early import budget_room, early_start
+from billing import ledger_sql
+from billing import services as billing
 from core import errors
 from core.money import service_block
 from core.parsers import check_json_value
@@ -143,7 +145,6 @@ def admit(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = N
     function's return or refusal before anything reaches the client. `started`: an admission `admit_early` let
     start (its work already begun): only the rate-limit hit and the hold are left, run at once (the hit's answer
     is read after the hold statement; a refused hit undoes the hold: nothing recorded)."""
-    from billing import services as billing
 
     adm = started or Admission(verb=verb, ctx=ctx)
     key = ctx.api_key
@@ -251,7 +252,6 @@ def refuse(adm: Admission, exc: BaseException) -> errors.DomainError:
     """Record a call refused or failed before its settlement, as failed (its record opened if it had none yet, and
     closed; its Idempotency-Key completed: stored when the refusal is replayable, freed otherwise). Returns the
     DomainError to answer, the rate-limit headers attached. Never raises."""
-    from billing import services as billing
 
     ctx = adm.ctx
     err = errors.as_domain_error(exc, ctx.request_id)
@@ -285,7 +285,6 @@ def settle_hold(adm: Admission, *, charge: int, status: str = "succeeded", http_
     """Settle the hold to the exact charge (the rest released), close the request record and read the balance back:
     one statement (PostgreSQL), one transaction (SQLite), ahead of waiting admissions. Returns (charged,
     available); what it read teaches this process's allowances (api.early)."""
-    from billing import services as billing
 
     ctx = adm.ctx
     read_at = time.monotonic()
@@ -305,7 +304,6 @@ def promised(adm: Admission, charge: int) -> int | None:
     """The available balance to state in an answer sent before its settlement (billing.services.promised_available),
     or None when the answer must wait for it (a call with an Idempotency-Key always waits: a replay must be the
     settled body)."""
-    from billing import services as billing
 
     if adm.idempotency_key is not None or adm.replay is not None or not adm.record_open:
         return None
@@ -333,7 +331,6 @@ def settle_after_answer(adm: Admission, charge: int, settle: Callable[[], tuple[
     pool timeout, a locked SQLite file), since the client was told the charge (`undo` resets what a failed attempt
     left behind); after the last failure the hold is left to the expiry sweep (nothing charged, the record closed
     as failed). `settle_after_answer_async` is the same for a door that settles from its event loop."""
-    from billing import services as billing
 
     for attempt, delay in enumerate((*billing.SETTLE_RETRIES, None)):
         try:
@@ -354,7 +351,6 @@ async def settle_after_answer_async(adm: Admission, charge: int, settle) -> None
     attempts on the event loop rather than on a database thread."""
     import asyncio
 
-    from billing import services as billing
 
     for attempt, delay in enumerate((*billing.SETTLE_RETRIES, None)):
         try:
@@ -380,8 +376,6 @@ def settle(adm: Admission, outcome, *,
            settle_later: Callable[[Callable[[], None]], None] | None = None) -> VerbResponse:
     """Settle an admitted call to its outcome and render the response (see the module's docstring); raises as the
     settlement does (`execute` records the failure)."""
-    from billing import ledger_sql
-    from billing import services as billing
 
     verb, ctx = adm.verb, adm.ctx
     request_id = ctx.request_id
@@ -436,7 +430,6 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
     SETTLE_AFTER_RESPONSE): when what the settlement will commit is known exactly (billing.services.
     promised_available) and the call has no Idempotency-Key, the response is returned before the settlement, which
     is handed to `settle_later` as a function to run once the response is out."""
-    from billing import services as billing
 
     try:
         adm = admit(verb, ctx=ctx, raw=raw, idempotency_key=idempotency_key)
