@@ -21,7 +21,6 @@ import contextvars
 import logging
 import threading
 import time
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
@@ -118,14 +117,7 @@ async def read_body(receive, limit: int) -> bytes | None:
 async def send_error(scope, send, err: errors.DomainError) -> None:
     """Answer an HTTP request with the error envelope before any door handles it (config.asgi: https_required)."""
     request = Request(scope, b"", new_id("req_"), time.perf_counter())
-    await _send_response(send, request, errors.error_response(err, request))
-
-
-async def _send_response(send, request: Request, response) -> None:
-    try:
-        await _send(send, request, response)
-    finally:  # sent, or the client went away: work left for after the response (a settlement) runs either way
-        _after_send(response)
+    await _send(send, request, errors.error_response(err, request))
 
 
 async def _send(send, request: Request, response) -> None:
@@ -172,7 +164,7 @@ async def _respond(scope, receive, send, view, kwargs, started: float, request_i
             raise errors.PayloadTooLarge()
         body = await read_body(receive, settings.MAX_BODY_BYTES)
     except errors.PayloadTooLarge as err:
-        await _send_response(send, request, errors.error_response(err, request))
+        await _send(send, request, errors.error_response(err, request))
         return
     if body is None:
         return
@@ -187,7 +179,7 @@ async def _respond(scope, receive, send, view, kwargs, started: float, request_i
             logger.error("unhandled exception (request_id=%s) on %s %s", request_id, request.method, request.path,
                          exc_info=exc)
             response = errors.error_response(errors.Internal(), request)
-        await _send_response(send, request, response)
+        await _send(send, request, response)
 
     # A client that goes away cancels the view, as Django's ASGI handler does: an open stream then settles
     # as `interrupted` (the relay's `finally`) and a pending upstream call is abandoned.
@@ -215,11 +207,9 @@ async def _disconnected(receive) -> None:
 # --- the REST verbs -----------------------------------------------------------------------------------------
 _verb_routes: dict[tuple[str, str], object] | None = None
 _verb_pool: ThreadPoolExecutor | None = None
-_settle_pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 _allowed_hosts: dict[bytes, bool] = {}
 _allow: dict[str, str] = {}
-_thread = threading.local()
 
 
 def _routes() -> dict[tuple[str, str], object]:
@@ -273,25 +263,10 @@ def _pool() -> ThreadPoolExecutor:
     return _verb_pool
 
 
-def _settlements() -> ThreadPoolExecutor:
-    """The threads that settle answered calls (API_SETTLE_THREADS), apart from the verbs' FIFO pool, so a
-    settlement never waits behind a burst of new calls (on the verbs' pool, a 300-call burst left over a hundred
-    answered calls unsettled at once; a process killed then lost them all). The API threads help: each runs the
-    waiting settlements before it starts new work (`_call`)."""
-    global _settle_pool
-    if _settle_pool is None:
-        with _pool_lock:
-            if _settle_pool is None:
-                _settle_pool = ThreadPoolExecutor(max(1, settings.API_SETTLE_THREADS), thread_name_prefix="api-settle")
-    return _settle_pool
-
-
 def close_threads() -> None:
-    """The verb and settlement threads: connections closed, threads stopped (new pools start on the next call)."""
-    global _verb_pool, _settle_pool
+    """The verb threads: connections closed, threads stopped (a new pool starts on the next call)."""
+    global _verb_pool
     pool, _verb_pool = _verb_pool, None
-    shutdown_pool(pool)
-    pool, _settle_pool = _settle_pool, None
     shutdown_pool(pool)
 
 
@@ -315,39 +290,9 @@ def _db_end() -> None:
 def _call(fn, args, kwargs):
     _db_begin()
     try:
-        if _waiting_settlements:
-            _settle_waiting()  # settlements of answered calls go ahead of new work
         return fn(*args, **kwargs)
     finally:
         _db_end()
-
-
-# Settlements of answered calls waiting for a thread: (context, settlement, loop, future the loop awaits).
-_waiting_settlements: deque = deque()
-
-
-def _done(future: asyncio.Future, exc: BaseException | None) -> None:
-    if not future.done():
-        if exc is None:
-            future.set_result(None)
-        else:
-            future.set_exception(exc)
-
-
-def _settle_waiting() -> None:
-    """Run every waiting settlement (on a settlement thread, or an API thread before it starts new work)."""
-    while True:
-        try:
-            context, fn, loop, future = _waiting_settlements.popleft()
-        except IndexError:
-            return
-        exc = None
-        try:
-            context.run(fn)
-        except Exception as error:  # noqa: BLE001 - the settlement logs its own failures; the drain sees it done
-            exc = error
-        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for it any more
-            loop.call_soon_threadsafe(_done, future, exc)
 
 
 async def run_in_api_thread(fn, *args, **kwargs):
@@ -358,59 +303,54 @@ async def run_in_api_thread(fn, *args, **kwargs):
     return await asyncio.get_running_loop().run_in_executor(_pool(), context.run, _call, fn, args, kwargs)
 
 
-def _run_verb(request: Request, verb):
+def _resolve(answer: asyncio.Future, response) -> None:
+    if not answer.done():
+        answer.set_result(response)
+
+
+def _run_verb(request: Request, verb, loop: asyncio.AbstractEventLoop, answer: asyncio.Future) -> None:
     """One REST verb call on a worker thread, through the adapter both REST doors share (api.rest.run_verb); run by
-    `run_in_api_thread`."""
+    `run_in_api_thread`. The response goes to the event loop (`answer`) as soon as it is made; a settlement left for
+    after the answer (SETTLE_AFTER_RESPONSE) then runs here, on the thread that answered, with its connection,
+    before this thread takes any new call: no queue and no event-loop turn between a call's answer and its
+    settlement, so a burst of new calls cannot hold answered calls unsettled."""
     from api.rest import run_verb
 
     try:
-        return run_verb(request, verb)
+        response = run_verb(request, verb)
     except Exception as exc:  # noqa: BLE001 - refusals before the pipeline (key, body) and anything unexpected
         if not isinstance(exc, errors.DomainError):
             logger.error("unhandled exception (request_id=%s) on %s %s", request.request_id, request.method,
                          request.path, exc_info=exc)
-        return errors.error_response(exc, request)
+        response = errors.error_response(exc, request)
+    settlement = getattr(response, "after_send", None)
+    response.after_send = None
+    with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown): nobody waits for the answer
+        loop.call_soon_threadsafe(_resolve, answer, response)
+    if settlement is not None:
+        try:
+            settlement()  # api.pipeline.settle_after_answer: retried, and logged if it still fails
+        except Exception:  # noqa: BLE001
+            logger.exception("the settlement of %s after its answer failed", request.request_id)
 
 
-# The settlements that follow their answers (SETTLE_AFTER_RESPONSE): kept referenced until their thread is done,
+# Calls whose work (the verb, then its settlement after the answer) is still running: kept referenced until done,
 # and waited for by the server's lifespan shutdown (api.dbwork.drain_background).
 _background = background
 
 
-def _settle_in_background(fn) -> None:
-    """Run `fn` (a settlement, sync) in the background, ahead of new work: a settlement thread takes it, or an
-    API thread about to start a verb call, whichever comes first."""
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-    _background.add(future)
-    future.add_done_callback(_background.discard)
-    _waiting_settlements.append((contextvars.copy_context(), fn, loop, future))
-    _settlements().submit(_call, _settle_waiting, (), {})
-
-
-def _after_send(response) -> None:
-    """Start the work a response leaves for after it is sent (`response.after_send`), once."""
-    after = getattr(response, "after_send", None)
-    if after is not None:
-        response.after_send = None
-        _settle_in_background(after)
-
-
-def _after_unsent(work: asyncio.Future) -> None:
-    """A view cancelled (client gone) while its verb ran: its settlement still runs once the verb is done."""
-    if not work.cancelled() and work.exception() is None:
-        _after_send(work.result())
-
-
 async def _verb_view(request: Request, verb):
-    work = asyncio.ensure_future(run_in_api_thread(_run_verb, request, verb))
-    try:
-        response = await asyncio.shield(work)
-    except asyncio.CancelledError:
-        _background.add(work)  # (the shutdown's drain waits for it and the settlement it starts)
-        work.add_done_callback(_background.discard)
-        work.add_done_callback(_after_unsent)
-        raise
+    loop = asyncio.get_running_loop()
+    answer = loop.create_future()
+    work = asyncio.ensure_future(run_in_api_thread(_run_verb, request, verb, loop, answer))
+    _background.add(work)  # a client gone (this view cancelled) does not stop the call or its settlement
+    work.add_done_callback(_background.discard)
+    if not answer.done():
+        await asyncio.wait((answer, work), return_when=asyncio.FIRST_COMPLETED)
+    if not answer.done():  # the work ended without an answer: what it raised becomes the envelope
+        work.result()
+        raise RuntimeError("a verb call ended without an answer")
+    response = answer.result()
     if not response.has_header("Allow"):
         response["Allow"] = _allow.get(verb.path, verb.method)
     return response

@@ -11,7 +11,7 @@ Two steps around the verb's own work:
 - `settle`: settle the hold to the exact charge, close the request record and read the balance back in one
   statement -> store the idempotent result -> render `{"result", "service"}`. With `settle_later` (both REST
   doors, SETTLE_AFTER_RESPONSE) a call whose settlement is known exactly is answered first, and its settlement
-  follows once the response is out (`settle_after_answer`).
+  follows once the response is made (handed to the server) (`settle_after_answer`).
 
 `execute` is admit -> run -> settle for an ordinary verb; a streaming verb (the LLM door) calls `admit`, relays,
 then `settle_hold` itself. Both steps write through api.dbwork.write (SQLite: the in-process writer lock, which
@@ -327,7 +327,7 @@ def _check_settled(request_id: str, charge: int, charged: int) -> None:
 
 def settle_after_answer(adm: Admission, charge: int, settle: Callable[[], tuple[int, int]],
                         undo: Callable[[], None] = lambda: None) -> None:
-    """The settlement of a call already answered (SETTLE_AFTER_RESPONSE), run once the response is out: retried (a
+    """The settlement of a call already answered (SETTLE_AFTER_RESPONSE), run once the response is made: retried (a
     pool timeout, a locked SQLite file), since the client was told the charge (`undo` resets what a failed attempt
     left behind); after the last failure the hold is left to the expiry sweep (nothing charged, the record closed
     as failed). `settle_after_answer_async` is the same for a door that settles from its event loop."""
@@ -429,7 +429,7 @@ def execute(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None =
     """Run `verb` for `ctx`: admit, run, settle (see the module's docstring). `settle_later` (both REST doors,
     SETTLE_AFTER_RESPONSE): when what the settlement will commit is known exactly (billing.services.
     promised_available) and the call has no Idempotency-Key, the response is returned before the settlement, which
-    is handed to `settle_later` as a function to run once the response is out."""
+    is handed to `settle_later` as a function to run once the response is made."""
 
     try:
         adm = admit(verb, ctx=ctx, raw=raw, idempotency_key=idempotency_key)

@@ -1,7 +1,8 @@
 """The one adapter from HTTP to the pipeline, for both REST doors (api.views under Django's handler, api.door's fast
 door): the key, the context, the body or the declared query parameters, `execute`, the HTTP response. A call answered
 before its settlement (SETTLE_AFTER_RESPONSE) carries that settlement as `response.after_send`, which each door runs
-once the response is out: the fast door on its settlement threads, Django's handler when it closes the response."""
+once the response is made: the fast door on the thread that answered (the answer already handed to the event loop),
+Django's handler when it closes the response."""
 
 from __future__ import annotations
 

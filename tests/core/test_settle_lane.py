@@ -1,5 +1,5 @@
-"""Settlements after the answer run ahead of new work: on threads of their own, never queued behind the verb
-calls waiting for an API thread. Live server (uvicorn, config.asgi); the order is made with gates, never timed."""
+"""Settlements after the answer run ahead of new work: on the API thread that answered, before it takes another
+call, never queued behind the verb calls waiting for an API thread. Live server (uvicorn, config.asgi); the order is made with gates, never timed."""
 
 import threading
 
