@@ -1,8 +1,8 @@
 """Where the money path's database steps run, for every door (the REST verbs, MCP, the LLM door):
 
-- the SQLite writer lock (`write`): writers of this process queue on it before they open their transaction, and a
-  waiting settlement goes before a waiting admission (a new record and hold), so a burst of new calls does not keep
-  answered calls from settling;
+- the write gate (`write`): the money statements of this process queue on it (SQLite: one writer, before it opens
+  its transaction; PostgreSQL: API_MONEY_WRITERS at a time), and a waiting settlement goes before a waiting
+  admission (a new record and hold), so a burst of new calls does not keep answered calls from settling;
 - the dedicated database threads of the async doors (`on_db_thread`), which keep their connection between steps,
   and the connection release between the two steps of a long call (`release_connection`);
 - the work a process runs after its responses (settlements among them): one registry (`background`), waited for by
@@ -26,18 +26,25 @@ from django.db import connection
 logger = logging.getLogger("core.errors")
 
 
-# --- the SQLite writer lock -------------------------------------------------------------------------------
+# --- the money path's write gate ------------------------------------------------------------------------------
 class WriterLock:
-    """One writer at a time, waiting settlements first. SQLite's own busy handler waits by sleeping in growing steps
-    (up to 100 ms), which under many parallel calls costs far more than the transactions themselves, and serves
-    whoever retries at the right moment: a settlement could wait behind a whole burst of new holds. Here writers
-    queue in-process, and a settlement waiting for the lock takes it before any admission waiting for it (an
-    admission waits while a settlement waits). Admissions cannot starve: every settlement belongs to a hold already
-    placed, so the settlements waiting run out."""
+    """At most `slots` writers at a time, waiting settlements first: a settlement waiting for a slot takes it before
+    any admission waiting for one (an admission waits while a settlement waits). Admissions cannot starve: every
+    settlement belongs to a hold already placed, so the settlements waiting run out.
 
-    def __init__(self):
+    SQLite (one slot): its own busy handler waits by sleeping in growing steps (up to 100 ms), which under many
+    parallel calls costs far more than the transactions themselves, and serves whoever retries at the right moment:
+    a settlement could wait behind a whole burst of new holds. PostgreSQL (API_MONEY_WRITERS slots): a burst of
+    holds on one workspace's account row, each statement one transaction, queues in the server for the row's lock
+    and for the CPU; with every API thread in a money statement at once each statement took 10 ms at the median
+    and 100 ms at the 99th percentile (2 vCPUs, a 300-call burst), and a settlement queued behind them all. A few
+    statements at a time with settlements first halved the settlement's wait (bench/RESULTS.md, settlements under
+    a burst)."""
+
+    def __init__(self, slots: int = 1):
         self._cond = threading.Condition(threading.Lock())
-        self._busy = False
+        self._slots = max(1, slots)
+        self._used = 0
         self._settlements_waiting = 0
 
     def acquire(self, settlement: bool = False) -> None:
@@ -45,42 +52,55 @@ class WriterLock:
             if settlement:
                 self._settlements_waiting += 1
                 try:
-                    while self._busy:
+                    while self._used >= self._slots:
                         self._cond.wait()
                 finally:
                     self._settlements_waiting -= 1
             else:
-                while self._busy or self._settlements_waiting:
+                while self._used >= self._slots or self._settlements_waiting:
                     self._cond.wait()
-            self._busy = True
+            self._used += 1
 
     def release(self) -> None:
         with self._cond:
-            self._busy = False
+            self._used -= 1
             self._cond.notify_all()
 
 
-writer_lock = WriterLock()
+writer_lock = WriterLock()  # SQLite
+_gates: dict[int, WriterLock] = {}
+
+
+def _gate() -> WriterLock:
+    if connection.vendor == "sqlite":
+        return writer_lock
+    slots = settings.API_MONEY_WRITERS
+    gate = _gates.get(slots)
+    if gate is None:
+        gate = _gates.setdefault(slots, WriterLock(slots))
+    return gate
 
 
 class _Locked:
-    def __init__(self, settlement: bool):
-        self.settlement = settlement
+    def __init__(self, gate: WriterLock, settlement: bool):
+        self.gate, self.settlement = gate, settlement
 
     def __enter__(self):
-        writer_lock.acquire(self.settlement)
+        self.gate.acquire(self.settlement)
 
     def __exit__(self, *exc):
-        writer_lock.release()
+        self.gate.release()
 
 
 def write(settlement: bool = False):
-    """One write step of the money path (`settlement`: a settle, which goes before waiting admissions). On SQLite,
-    the writer lock around the step's own transaction (billing.ledger_sql.atomic); on PostgreSQL each step is one
-    statement (billing.ledger_sql), atomic by itself: no BEGIN/COMMIT round trips around it, and no lock."""
-    if connection.vendor != "sqlite":
+    """One write step of the money path (`settlement`: a settle, which goes before waiting admissions), through
+    this process's write gate: on SQLite one writer at a time, around the step's own transaction
+    (billing.ledger_sql.atomic); on PostgreSQL, where each step is one statement (billing.ledger_sql), atomic by
+    itself, at most API_MONEY_WRITERS at a time. Not inside a caller's transaction on PostgreSQL: the statement is
+    then part of it, and a transaction holding row locks must never wait for a slot held by one waiting for them."""
+    if connection.vendor != "sqlite" and connection.in_atomic_block:
         return contextlib.nullcontext()
-    return _Locked(settlement)
+    return _Locked(_gate(), settlement)
 
 
 # --- connections --------------------------------------------------------------------------------------------

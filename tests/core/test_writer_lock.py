@@ -1,9 +1,14 @@
-"""The SQLite writer lock of the money path (api.dbwork.WriterLock): one writer at a time, and a waiting settlement
-goes before every waiting admission, whatever their order of arrival. Order is observed, never timed."""
+"""The money path's write gate (api.dbwork.WriterLock): at most its slots of writers at a time (SQLite: one;
+PostgreSQL: API_MONEY_WRITERS), and a waiting settlement goes before every waiting admission, whatever their order
+of arrival. Order is observed, never timed."""
 
 import threading
 import time
 
+import pytest
+from django.db import connection, transaction
+
+from api import dbwork
 from api.dbwork import WriterLock
 
 
@@ -64,3 +69,46 @@ def test_an_admission_takes_a_free_lock_at_once_and_a_settlement_waits_for_the_h
     assert got.is_set()
     lock.acquire()  # free again: taken at once
     lock.release()
+
+
+def test_with_more_slots_that_many_write_at_once_and_a_waiting_settlement_still_goes_first():
+    lock = WriterLock(2)
+    lock.acquire()
+    lock.acquire()  # both slots taken at once
+    order: list[str] = []
+
+    def writer(name: str, settlement: bool):
+        lock.acquire(settlement)
+        order.append(name)
+        lock.release()
+
+    threads = [threading.Thread(target=writer, args=("admit", False))]
+    threads[0].start()
+    _waiting(lock, 0, 1)
+    threads.append(threading.Thread(target=writer, args=("settle", True)))
+    threads[1].start()
+    _waiting(lock, 1, 1)
+    lock.release()  # one slot frees: the settlement takes it, though the admission came first
+    threads[1].join(5)
+    assert order == ["settle"]
+    assert threads[0].is_alive()  # still waiting: the other slot is held
+    lock.release()
+    threads[0].join(5)
+    assert order == ["settle", "admit"]
+
+
+@pytest.mark.django_db
+def test_write_uses_the_gate_of_its_database(settings):
+    """SQLite: the one writer lock. PostgreSQL: API_MONEY_WRITERS slots, and no gate at all for a statement inside a
+    caller's transaction (it may hold row locks that a slot holder waits for)."""
+    if connection.vendor == "sqlite":
+        with dbwork.write():
+            assert dbwork.writer_lock._used == 1
+        assert dbwork.writer_lock._used == 0
+        return
+    settings.API_MONEY_WRITERS = 3
+    gate = dbwork._gate()
+    assert gate._slots == 3
+    with transaction.atomic():  # (the test's own transaction)
+        with dbwork.write(settlement=True):
+            assert gate._used == 0
