@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/metered.py [--seconds 3] [--rounds 3] [--clients 50]
     .venv/bin/python bench/metered.py --database-url postgres://postgres@127.0.0.1:5432/postgres --redis-url redis://127.0.0.1:6379/12
+    .venv/bin/python bench/metered.py --root /path/to/another/checkout   # the same measurement of other code
 
 One uvicorn process serving config.asgi (pinned to CPU 0 when the machine has two or more; this load generator
 runs on CPU 1), a fresh database (SQLite in a temporary DATA_DIR, or a database `bench_metered` on the given
@@ -103,7 +104,9 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--database-url", default="")
     ap.add_argument("--redis-url", default="")
+    ap.add_argument("--root", default=str(ROOT), help="the checkout whose code the server runs")
     args = ap.parse_args()
+    root = Path(args.root)
     procs: list[subprocess.Popen] = []
     pin = (os.cpu_count() or 1) >= 2
     with tempfile.TemporaryDirectory(prefix="bench-metered-") as tmp:
@@ -133,19 +136,21 @@ def main() -> None:
             if args.redis_url:
                 env["REDIS_URL"] = args.redis_url
                 db += " + Redis"
-            subprocess.run([PY, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+            subprocess.run([PY, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True)
             out = subprocess.run([PY, "manage.py", "create_workspace", "--email", "bench@example.com", "--credits",
-                                  "100000000", "--json"], cwd=ROOT, env=env, check=True, capture_output=True,
+                                  "100000000", "--json"], cwd=root, env=env, check=True, capture_output=True,
                                  text=True).stdout
             key = json.loads(out.strip().splitlines()[-1])["api_key"]
             server = [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
                       "--log-level", "warning", "--no-access-log", "--backlog", "4096"]
-            procs.append(subprocess.Popen((["taskset", "-c", "0"] if pin else []) + server, cwd=ROOT, env=env))
+            procs.append(subprocess.Popen((["taskset", "-c", "0"] if pin else []) + server, cwd=root, env=env))
             wait_port(port, procs[-1])
             if pin:
                 os.sched_setaffinity(0, {1})
             tmap = targets(port, up_port, key)
-            print(f"# metered path, {db}; {os.cpu_count()} CPUs (server on CPU 0, client on CPU 1: {pin}); "
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                    text=True).stdout.strip()
+            print(f"# metered path, {db}; code {root} at {commit}; {os.cpu_count()} CPUs (server on CPU 0, client on CPU 1: {pin}); "
                   f"load average {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
                   flush=True)
             seq = asyncio.run(sequential(tmap, args.calls))

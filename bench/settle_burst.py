@@ -59,7 +59,8 @@ def records(root: Path, env: dict) -> dict[str, tuple[str, float, float | None]]
     return {i: (s, c, d) for i, s, c, d in json.loads(out.strip().splitlines()[-1])}
 
 
-async def fire(port: int, key: str, calls: int, clients: int, answered: list, on_answer=None) -> None:
+async def fire(port: int, key: str, calls: int, clients: int, answered: list, on_answer=None,
+               others: list | None = None) -> None:
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     url = f"http://127.0.0.1:{port}/v1/verify_email"
     headers = {"Authorization": f"Bearer {key}"}
@@ -67,12 +68,16 @@ async def fire(port: int, key: str, calls: int, clients: int, answered: list, on
         async def one():
             try:
                 r = await http.post(url, json={"email": "not-an-address"}, headers=headers)
-            except httpx.HTTPError:
-                return  # the server was killed
+            except httpx.HTTPError as exc:
+                if others is not None:  # (in the kill phase: the server was killed)
+                    others.append(repr(exc))
+                return
             if r.status_code == 200:
                 answered.append((r.json()["service"]["request_id"], time.time()))
                 if on_answer:
                     on_answer()
+            elif others is not None:
+                others.append(f"{r.status_code} {r.text[:300]}")
 
         await asyncio.gather(*(one() for _ in range(calls)))
 
@@ -139,7 +144,8 @@ def main() -> None:
             proc = start_server(root, env, port)
             asyncio.run(fire(port, key, 20, 10, []))  # warm up
             answered: list = []
-            asyncio.run(fire(port, key, args.calls, args.clients, answered))
+            others: list = []
+            asyncio.run(fire(port, key, args.calls, args.clients, answered, others=others))
             deadline = time.monotonic() + 60
             while True:
                 rows = records(root, env)
@@ -151,6 +157,8 @@ def main() -> None:
             most = most_unsettled_at_once([(at, rows[rid][2] or at) for rid, at in answered])
             held = most_unsettled_at_once([(rows[rid][1], rows[rid][2] or rows[rid][1]) for rid, _ in answered])
             print(f"\nburst: {args.calls} calls from {args.clients} connections, {len(answered)} answered 200")
+            for other in others:
+                print(f"  not 200: {other}")
             print(f"  hold-to-settle    p50 {pct(hold_to_settle, 50):8.2f} ms  p99 {pct(hold_to_settle, 99):8.2f} ms  "
                   f"max {max(hold_to_settle):8.2f} ms")
             print(f"  answer-to-settle  p50 {pct(answer_to_settle, 50):8.2f} ms  p99 {pct(answer_to_settle, 99):8.2f} ms"
