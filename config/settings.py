@@ -618,7 +618,7 @@ API_FAST_DOOR = env_bool("API_FAST_DOOR", True)
 API_THREADS = env_int("API_THREADS", 16)  # below DATABASE_POOL_MAX: each running verb may hold a connection
 # Money statements (holds, settlements) running at once per web process on PostgreSQL, settlements first (api.dbwork.
 # write); SQLite always runs one.
-API_MONEY_WRITERS = env_int("API_MONEY_WRITERS", 4)
+API_MONEY_WRITERS = env_int("API_MONEY_WRITERS", 2)
 # Threads running the LLM routes' database steps when served by llmproxy.asgi (SQLite: always 1, it has one writer).
 LLM_DB_THREADS = env_int("LLM_DB_THREADS", 4)
 # PostgreSQL: every metered call's hold and settle statements (api.pipeline: the LLM door's and every verb's)
