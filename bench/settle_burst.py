@@ -143,6 +143,7 @@ def main() -> None:
             env["BASE_URL"] = f"http://127.0.0.1:{port}"
             proc = start_server(root, env, port)
             asyncio.run(fire(port, key, 20, 10, []))  # warm up
+            warm = set(records(root, env))
             answered: list = []
             others: list = []
             asyncio.run(fire(port, key, args.calls, args.clients, answered, others=others))
@@ -152,6 +153,9 @@ def main() -> None:
                 if all(rows[rid][2] is not None for rid, _ in answered) or time.monotonic() > deadline:
                     break
                 time.sleep(0.5)
+            unread = [rows[rid][0] for rid in set(rows) - {rid for rid, _ in answered} - warm]
+            if unread:  # calls the server recorded whose answer the client never read (a dropped connection)
+                print(f"  recorded calls the client read no answer for: {len(unread)} ({', '.join(sorted(unread))})")
             hold_to_settle = [(rows[rid][2] - rows[rid][1]) * 1000 for rid, _ in answered if rows[rid][2]]
             answer_to_settle = [(rows[rid][2] - at) * 1000 for rid, at in answered if rows[rid][2]]
             most = most_unsettled_at_once([(at, rows[rid][2] or at) for rid, at in answered])
