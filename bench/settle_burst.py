@@ -4,6 +4,7 @@
     .venv/bin/python bench/settle_burst.py [--calls 300] [--clients 100]
     .venv/bin/python bench/settle_burst.py --database-url postgres://postgres@127.0.0.1:5432/postgres --redis-url redis://127.0.0.1:6379/12
     .venv/bin/python bench/settle_burst.py --root /path/to/another/checkout   # the same measurement of other code
+    .venv/bin/python bench/settle_burst.py --pin   # the server on the last CPU, this client on the others
 
 One uvicorn process serving config.asgi on a fresh database (SQLite in a temporary DATA_DIR, or a database
 `bench_settle` on the given PostgreSQL server), the rate limit lifted. The metered verb is `POST /v1/verify_email`
@@ -91,8 +92,8 @@ def most_unsettled_at_once(intervals: list[tuple[float, float]]) -> int:
     return most
 
 
-def start_server(root: Path, env: dict, port: int) -> subprocess.Popen:
-    server = [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+def start_server(root: Path, env: dict, port: int, cpu: int | None = None) -> subprocess.Popen:
+    server = ([] if cpu is None else ["taskset", "-c", str(cpu)]) + [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
               "--log-level", "warning", "--no-access-log", "--backlog", "4096"]
     proc = subprocess.Popen(server, cwd=root, env=env)
     wait_port(port, proc)
@@ -107,7 +108,12 @@ def main() -> None:
     ap.add_argument("--redis-url", default="")
     ap.add_argument("--kill-after", type=int, default=10, help="answers the client has read when the server is killed")
     ap.add_argument("--root", default=str(ROOT), help="the checkout whose code the server runs")
+    ap.add_argument("--pin", action="store_true",
+                    help="the server on the last CPU and this client on the others, as a client elsewhere would be "
+                         "(the database server is not pinned)")
     args = ap.parse_args()
+    cpus = sorted(os.sched_getaffinity(0))
+    server_cpu = cpus[-1] if args.pin and len(cpus) > 1 else None
     root = Path(args.root)
     with tempfile.TemporaryDirectory(prefix="bench-settle-") as tmp:
         env = {**os.environ, "DATA_DIR": tmp, "SANDBOX": "1", "RATE_LIMIT_PER_MINUTE": "100000000",
@@ -135,13 +141,16 @@ def main() -> None:
             key = json.loads(out.strip().splitlines()[-1])["api_key"]
             commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
                                     text=True).stdout.strip()
-            print(f"# settlements under a burst, {db}; code {root} at {commit}; {os.cpu_count()} CPUs; load average "
+            pinned = f" (server pinned to CPU {server_cpu})" if server_cpu is not None else ""
+            print(f"# settlements under a burst, {db}; code {root} at {commit}; {os.cpu_count()} CPUs{pinned}; load average "
                   f"{os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
 
             # phase 1: the burst
             port = free_port()
             env["BASE_URL"] = f"http://127.0.0.1:{port}"
-            proc = start_server(root, env, port)
+            proc = start_server(root, env, port, server_cpu)
+            if server_cpu is not None:
+                os.sched_setaffinity(0, set(cpus[:-1]))
             asyncio.run(fire(port, key, 20, 10, []))  # warm up
             warm = set(records(root, env))
             answered: list = []

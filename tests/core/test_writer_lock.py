@@ -24,6 +24,13 @@ def _waiting(lock: WriterLock, settlements: int, admissions: int, timeout: float
     raise AssertionError("the writers never queued")
 
 
+def _until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.001)
+
+
 def test_waiting_settlements_go_before_waiting_admissions():
     lock = WriterLock()
     order: list[str] = []
@@ -76,10 +83,12 @@ def test_with_more_slots_that_many_write_at_once_and_a_waiting_settlement_still_
     lock.acquire()
     lock.acquire()  # both slots taken at once
     order: list[str] = []
+    leave = threading.Event()
 
     def writer(name: str, settlement: bool):
         lock.acquire(settlement)
         order.append(name)
+        assert leave.wait(10)  # holds its slot until the test lets it go
         lock.release()
 
     threads = [threading.Thread(target=writer, args=("admit", False))]
@@ -89,12 +98,14 @@ def test_with_more_slots_that_many_write_at_once_and_a_waiting_settlement_still_
     threads[1].start()
     _waiting(lock, 1, 1)
     lock.release()  # one slot frees: the settlement takes it, though the admission came first
-    threads[1].join(5)
+    _until(lambda: order == ["settle"])
+    _waiting(lock, 0, 1)  # the admission still waits: both slots are held
     assert order == ["settle"]
-    assert threads[0].is_alive()  # still waiting: the other slot is held
     lock.release()
-    threads[0].join(5)
-    assert order == ["settle", "admit"]
+    _until(lambda: order == ["settle", "admit"])
+    leave.set()
+    for thread in threads:
+        thread.join(5)
 
 
 @pytest.mark.django_db
