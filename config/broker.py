@@ -40,6 +40,20 @@ class Channel(filesystem.Channel):
         os.makedirs(folder, exist_ok=True)
         return folder
 
+    def _queue_bind(self, exchange, routing_key, pattern, queue):
+        """kombu's bind, one process at a time: kombu creates the exchange's table file and then writes it, so a
+        second process binding in between (two web processes or writers enqueueing their first task together)
+        read the empty file and its enqueue failed with a JSON error. A lock file beside the table serializes
+        the binders."""
+        self.control_folder.mkdir(exist_ok=True)
+        table = self._exchange_file(exchange)  # (kombu's check that the name stays inside the control folder)
+        with open(table.with_name(table.name + ".bind.lock"), "ab") as guard:
+            filesystem.lock(guard, filesystem.LOCK_EX)
+            try:
+                return super()._queue_bind(exchange, routing_key, pattern, queue)
+            finally:
+                filesystem.unlock(guard)
+
     def _put(self, queue, payload, **kwargs):
         """Put `payload` onto `queue`: serialized first, written whole under a temporary name, then renamed into
         the queue folder under kombu's file name (`<ms>_<uuid>.<queue>.msg`, so the order is kombu's)."""
