@@ -217,10 +217,11 @@ def test_a_child_that_dies_is_started_again_and_sigterm_still_stops_all(instance
         os.kill(first_worker, signal.SIGKILL)
         second_worker = _wait_for(lambda: (pid := _child_named(proc.pid, "worker")) != first_worker and pid,
                                   "a new worker", proc)
+        # serve prints the line after the child exists, so /proc can show the pid first: wait for the line
+        _wait_for(lambda: f"[serve] started worker (pid {second_worker})" in output(proc), "the restart logged", proc)
         printed = output(proc)
         assert f"[serve] worker (pid {first_worker}) was killed by SIGKILL" in printed
         assert "starting it again in 1 s" in printed
-        assert f"[serve] started worker (pid {second_worker})" in printed
         assert "stopping everything" not in printed
 
         token = f"r{port}"  # the new worker consumes
