@@ -3,8 +3,9 @@
 - the write gate (`write`): the money statements of this process queue on it (SQLite: one writer, before it opens
   its transaction; PostgreSQL: API_MONEY_WRITERS at a time), and a waiting settlement goes before a waiting
   admission (a new record and hold), so a burst of new calls does not keep answered calls from settling;
-- the dedicated database threads of the async doors (`on_db_thread`), which keep their connection between steps,
-  and the connection release between the two steps of a long call (`release_connection`);
+- the dedicated database threads of the async doors (`on_db_thread`), which keep their connection between steps
+  (on PostgreSQL a gate of their own, outside the shared one), and the connection release between the two steps of
+  a long call (`release_connection`);
 - the work a process runs after its responses (settlements among them): one registry (`background`), waited for by
   the server's lifespan shutdown (`drain_background`).
 """
@@ -12,8 +13,6 @@
 from __future__ import annotations
 
 import asyncio
-import collections
-import concurrent.futures
 import contextlib
 import contextvars
 import logging
@@ -99,8 +98,15 @@ def write(settlement: bool = False):
     this process's write gate: on SQLite one writer at a time, around the step's own transaction
     (billing.ledger_sql.atomic); on PostgreSQL, where each step is one statement (billing.ledger_sql), atomic by
     itself, at most API_MONEY_WRITERS at a time. Not inside a caller's transaction on PostgreSQL: the statement is
-    then part of it, and a transaction holding row locks must never wait for a slot held by one waiting for them."""
-    if connection.vendor != "sqlite" and connection.in_atomic_block:
+    then part of it, and a transaction holding row locks must never wait for a slot held by one waiting for them.
+
+    Nor on the async doors' dedicated database threads on PostgreSQL (`run_on_db_thread`): they are a gate of their
+    own (LLM_DB_THREADS statements at most), and their steps run in the order they come. Both measured at 50
+    concurrent non-streamed LLM calls (bench/RESULTS.md, "the LLM door's database threads"): taking the two slots
+    shared with the API threads cost 0.2-0.4 ms of CPU per call, and letting settlements jump the queue of those
+    threads ahead of new calls' holds added a third to the service's added p50; with neither, both figures are the
+    ones from before the one money path. (On SQLite the writer lock still serves settlements first.)"""
+    if connection.vendor != "sqlite" and (connection.in_atomic_block or getattr(_thread, "keep", False)):
         return contextlib.nullcontext()
     return _Locked(_gate(), settlement)
 
@@ -142,88 +148,34 @@ def run_on_db_thread(fn, kwargs: dict):
 DB_CONCURRENCY = 32
 _db_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-class DbThreads:
-    """A fixed few threads running database steps, first the ones submitted with `first` (settlements, closing a
-    failed or interrupted call, a hold's heartbeat), then the others (new calls' admissions) in their order: a burst
-    of new calls queued here does not keep an answered call from settling (on a plain FIFO pool a settlement waited
-    behind every admission queued before it). The `submit`/`shutdown` of an executor, for `run_in_executor` and
-    `shutdown_pool`."""
-
-    def __init__(self, threads: int, name: str):
-        self._max_workers = max(1, threads)
-        self._cond = threading.Condition(threading.Lock())
-        self._first: collections.deque = collections.deque()
-        self._rest: collections.deque = collections.deque()
-        self._closed = False
-        self._threads = [threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True)
-                         for i in range(self._max_workers)]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, fn, /, *args, first: bool = False) -> concurrent.futures.Future:
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        with self._cond:
-            if self._closed:
-                raise RuntimeError("cannot schedule new futures after shutdown")
-            (self._first if first else self._rest).append((future, fn, args))
-            self._cond.notify()
-        return future
-
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                while not (self._first or self._rest or self._closed):
-                    self._cond.wait()
-                if not (self._first or self._rest):
-                    return  # closed, nothing left
-                future, fn, args = (self._first or self._rest).popleft()
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = fn(*args)
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever awaits the future
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
-
-    def shutdown(self, wait: bool = True) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        if wait:
-            for thread in self._threads:
-                thread.join()
-
-
 # Served by a fast door (no Django request context), the database steps run on a small dedicated pool of threads
 # that keep their connections (one thread on SQLite: one writer anyway); under Django's handler (and its test
 # client) they run where sync_to_async puts them.
 fast_door: contextvars.ContextVar[bool] = contextvars.ContextVar("fast_door", default=False)
-_pool: DbThreads | None = None
+_pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def _executor() -> DbThreads:
+def _executor() -> ThreadPoolExecutor:
     global _pool
     if _pool is None:
         with _pool_lock:
             if _pool is None:
                 threads = 1 if connection.vendor == "sqlite" else settings.LLM_DB_THREADS
-                _pool = DbThreads(threads, "db")
+                _pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="db")
     return _pool
 
 
-def on_db_thread(fn, *, first: bool = False):
+def on_db_thread(fn):
     """`fn` (a sync database step) as a coroutine function with keyword arguments: on the dedicated database
-    threads under a fast door (`first`: ahead of the steps without it, for settlements), else through
-    sync_to_async, at most DB_CONCURRENCY at once per event loop."""
+    threads under a fast door, in the order the steps come (see `write` for why settlements take no turn ahead here),
+    else through sync_to_async, at most DB_CONCURRENCY at once per event loop."""
     run = sync_to_async(fn)
 
     async def call(**kwargs):
         loop = asyncio.get_running_loop()
         if fast_door.get():
-            return await asyncio.wrap_future(_executor().submit(run_on_db_thread, fn, kwargs, first=first),
-                                             loop=loop)
+            return await loop.run_in_executor(_executor(), run_on_db_thread, fn, kwargs)
         gate = _db_gates.get(loop)
         if gate is None:
             gate = _db_gates.setdefault(loop, asyncio.Semaphore(DB_CONCURRENCY))
@@ -232,7 +184,7 @@ def on_db_thread(fn, *, first: bool = False):
     return call
 
 
-def shutdown_pool(pool: ThreadPoolExecutor | DbThreads | None) -> None:
+def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
     """Close the database connection each thread of `pool` keeps and stop the threads (tests, orderly shutdowns)."""
     if pool is None:
         return

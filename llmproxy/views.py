@@ -34,12 +34,11 @@ _shielded_background = dbwork.shielded_background
 _shielded = dbwork.shielded
 drain_background = dbwork.drain_background
 
-# Steps that end or keep alive a call already admitted go ahead of new calls' steps (`first`).
 _begin = dbwork.on_db_thread(services.chat_begin)
-_finish = dbwork.on_db_thread(services.chat_finish, first=True)
-_heartbeat = dbwork.on_db_thread(services.hold_heartbeat, first=True)
-_finish_body = dbwork.on_db_thread(services.chat_finish_body, first=True)
-_fail = dbwork.on_db_thread(services.chat_fail, first=True)
+_finish = dbwork.on_db_thread(services.chat_finish)
+_heartbeat = dbwork.on_db_thread(services.hold_heartbeat)
+_finish_body = dbwork.on_db_thread(services.chat_finish_body)
+_fail = dbwork.on_db_thread(services.chat_fail)
 _authenticate = dbwork.on_db_thread(services.authenticate)
 
 

@@ -123,3 +123,28 @@ def test_write_uses_the_gate_of_its_database(settings):
     with transaction.atomic():  # (the test's own transaction)
         with dbwork.write(settlement=True):
             assert gate._used == 0
+
+
+def test_the_async_doors_database_threads_are_their_own_gate_on_postgresql(settings):
+    """On PostgreSQL a step on the LLM door's dedicated database threads (run_on_db_thread) takes no slot of the gate
+    the API threads share (those threads are LLM_DB_THREADS at most, in the order their steps come); any other thread
+    does. On SQLite every writer, a database thread's too, takes the one writer lock."""
+    settings.API_MONEY_WRITERS = 2
+    seen = {}
+
+    def step(name):
+        with dbwork.write(settlement=True):
+            gate = dbwork.writer_lock if connection.vendor == "sqlite" else dbwork._gate()
+            seen[name] = gate._used
+
+    def on_a_db_thread():
+        dbwork.run_on_db_thread(step, {"name": "db thread"})
+
+    for target in (on_a_db_thread, lambda: step("api thread")):
+        thread = threading.Thread(target=target)
+        thread.start()
+        thread.join(5)
+    if connection.vendor == "sqlite":
+        assert seen == {"db thread": 1, "api thread": 1}
+    else:
+        assert seen == {"db thread": 0, "api thread": 1}
