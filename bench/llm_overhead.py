@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -313,6 +315,9 @@ def main() -> None:
     ap.add_argument("--compare-code", action="append", default=[], metavar="NAME=PATH",
                     help="also measure the service from another checkout of the code (e.g. a git worktree of the "
                          "previous commit; same database, migrations must match), as target service[NAME]")
+    ap.add_argument("--py-spy", default="", metavar="PATH",
+                    help="profile each service under this py-spy binary (pip install py-spy in a venv of its own)")
+    ap.add_argument("--profile-dir", default=".", help="where --py-spy writes one collapsed-stack file per service")
     ap.add_argument("--pin", action="store_true",
                     help="the proxies under test on the last CPU, this client and the fake upstream on the others (as the "
                          "issue's measurements were taken): a proxy's work per chunk then no longer delays the fake "
@@ -327,6 +332,7 @@ def main() -> None:
         return
 
     procs: list[subprocess.Popen] = []
+    pids: dict[str, int | None] = {}  # target -> the process whose CPU it counts
     cpus = sorted(os.sched_getaffinity(0))
     proxy_cpu = {cpus[-1]} if args.pin and len(cpus) > 1 else None
     rest = set(cpus[:-1]) if proxy_cpu else None
@@ -368,10 +374,14 @@ def main() -> None:
         from core.management.commands.serve import web_options
 
         targets = {"direct": (f"{upstream}/chat/completions", {}, "bench")}
-        pids = {"direct": None}
+        pids["direct"] = None
 
         def add_service(name: str, port: int, cwd: Path = ROOT, extra_env: dict | None = None) -> None:
-            procs.append(subprocess.Popen([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
+            wrap = []
+            if args.py_spy:  # sampled: idle threads left out, collapsed stacks (flamegraph.pl / speedscope read them)
+                out = Path(args.profile_dir) / (name.replace("[", "-").replace("]", "").replace("=", "-") + ".txt")
+                wrap = [args.py_spy, "record", "--format", "raw", "--rate", "200", "-o", str(out), "--"]
+            procs.append(subprocess.Popen([*wrap, PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
                                            "--port", str(port), "--log-level", "warning", "--no-access-log",
                                            *web_options()], cwd=cwd, env={**env, **(extra_env or {})},
                                           preexec_fn=on_cpus(proxy_cpu)))
@@ -379,6 +389,9 @@ def main() -> None:
             targets[name] = (f"http://127.0.0.1:{port}/v1/llm/chat/completions", {"Authorization": f"Bearer {api_key}"},
                              "bench/model")
             pids[name] = procs[-1].pid
+            if wrap:  # the CPU column counts the service, not py-spy
+                children = Path(f"/proc/{procs[-1].pid}/task/{procs[-1].pid}/children").read_text().split()
+                pids[name] = int(children[0])
 
         add_service("service", svc_port)
         if args.bare_relay:
@@ -456,6 +469,15 @@ def main() -> None:
             print(f"| {level} | {name} | {m['n']} | {m['p50']*1000:.2f} | {m['p99']*1000:.2f} | "
                   f"{a50:.2f} | {a99:.2f} | {attft:.2f} | {m['cpu_ms']:.2f} |")
     finally:
+        profiled = [pid for pid in pids.values() if pid and pid not in {p.pid for p in procs}]
+        for pid in profiled:  # a profiled service first: py-spy writes its file when the service ends
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in profiled:
+            for _ in range(100):
+                if not Path(f"/proc/{pid}").exists():
+                    break
+                time.sleep(0.1)
         for p in procs:
             p.terminate()
         for p in procs:
