@@ -1,6 +1,7 @@
 """The money path's write gate (api.dbwork.WriterLock): at most its slots of writers at a time (SQLite: one;
-PostgreSQL: API_MONEY_WRITERS), and a waiting settlement goes before every waiting admission, whatever their order
-of arrival. Order is observed, never timed."""
+PostgreSQL: API_MONEY_WRITERS), a waiting settlement goes before every waiting admission, whatever their order
+of arrival, each kind is served in its order of arrival, and nobody takes a slot ahead of those waiting for one.
+Order is observed, never timed."""
 
 import threading
 import time
@@ -16,10 +17,8 @@ def _waiting(lock: WriterLock, settlements: int, admissions: int, timeout: float
     """Until `settlements` settlements and `admissions` admissions are blocked on `lock`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with lock._cond:
-            blocked = len(lock._cond._waiters)
-            if lock._settlements_waiting == settlements and blocked == settlements + admissions:
-                return
+        if lock.waiting() == (settlements, admissions):
+            return
         time.sleep(0.001)
     raise AssertionError("the writers never queued")
 
@@ -59,8 +58,40 @@ def test_waiting_settlements_go_before_waiting_admissions():
     lock.release()
     for thread in threads:
         thread.join(5)
-    assert sorted(order[:2]) == ["settle0", "settle1"]
-    assert sorted(order[2:]) == ["admit0", "admit1", "admit2"]
+    assert order == ["settle0", "settle1", "admit0", "admit1", "admit2"]  # settlements first, each in arrival order
+
+
+def _queue_admissions(lock: WriterLock, names: list[str], order: list[str]) -> list[threading.Thread]:
+    def writer(name: str):
+        lock.acquire()
+        order.append(name)
+        lock.release()
+
+    threads = []
+    for i, name in enumerate(names):
+        threads.append(threading.Thread(target=writer, args=(name,)))
+        threads[-1].start()
+        _waiting(lock, 0, i + 1)  # queued in this order
+    return threads
+
+
+def test_a_freed_slot_goes_to_the_longest_waiter_and_a_newcomer_queues_behind_those_waiting():
+    """A release hands the slot over: an acquire that comes between the release and the waiter's wake-up (here the
+    releasing thread itself, at once) does not take it, and waits behind everybody already waiting."""
+    lock = WriterLock()
+    order: list[str] = []
+    lock.acquire()
+    threads = _queue_admissions(lock, ["first", "second", "third"], order)
+    lock.release()
+    lock.acquire()  # the releaser comes straight back: it is served after the three waiters
+    order.append("releaser")
+    lock.release()
+    for thread in threads:
+        thread.join(5)
+    assert order == ["first", "second", "third", "releaser"]
+    lock.acquire()  # free again, nobody waiting: taken at once
+    assert lock.waiting() == (0, 0)
+    lock.release()
 
 
 def test_an_admission_takes_a_free_lock_at_once_and_a_settlement_waits_for_the_holder():
