@@ -10,7 +10,8 @@ runs on CPU 1), a fresh database (SQLite in a temporary DATA_DIR, or a database 
 PostgreSQL server), the rate limit lifted, and a fake OpenAI-style upstream (bench/llm_overhead.py's) for the LLM
 door. Targets, all measured in the same run:
 
-- healthz: `GET /healthz`, a plain Django view (the ceiling of this server);
+- healthz: `GET /healthz`, a plain Django view under Django's own ASGI handler (which starts a thread for every
+  request, so the API's own door can outrun it);
 - verify_email: `POST /v1/verify_email` with a malformed address: the whole metered path (key, rate limit,
   request record, hold, charge, settle, envelope) with no network;
 - mcp verify_email: the same verb as an MCP `tools/call`;
@@ -18,7 +19,10 @@ door. Targets, all measured in the same run:
   hold/settle); its *added* latency is its time minus the upstream's own, called directly in the same run.
 
 Phase 1: sequential calls, interleaved (p50/p99 latency). Phase 2: --clients concurrent clients for --seconds per
-target, interleaved rounds (requests per second). Targets: verify_email throughput >= 0.5 of healthz;
+target, interleaved rounds (requests per second, each round's figure, the latency percentiles, and the server's CPU
+per call and share of its CPU: near 100% the server is what is measured; `--only TARGET` limits phase 2). The
+client is a few lines of asyncio over keep-alive HTTP/1.1 connections (`Conn`), cheap enough that one CPU drives
+the server's CPU to saturation; an httpx client could not (bench/RESULTS.md, "the write gate's order"). Targets: verify_email throughput >= 0.5 of healthz;
 verify_email p50 <= 2x the LLM door's added p50 (non-streamed).
 """
 
@@ -33,14 +37,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
-from bench.llm_overhead import free_port, pct, wait_port  # noqa: E402
+from bench.llm_overhead import cpu_seconds, free_port, pct, wait_port  # noqa: E402
 
 
 def targets(port: int, up_port: int, key: str) -> dict:
@@ -59,41 +62,92 @@ def targets(port: int, up_port: int, key: str) -> dict:
     }
 
 
-async def call(http: httpx.AsyncClient, target) -> float:
-    method, url, headers, body = target
-    t = time.perf_counter()
-    r = await http.request(method, url, headers=headers, json=body)
-    elapsed = time.perf_counter() - t
-    if r.status_code != 200:
-        raise RuntimeError(f"{url}: HTTP {r.status_code} {r.text[:300]}")
-    return elapsed * 1000
+class Conn:
+    """One keep-alive HTTP/1.1 connection that sends prepared bytes and reads the response (Content-Length or
+    chunked). The load generator must not be what is measured: an httpx client on its CPU saturated at about 190
+    calls/s on MCP and /healthz while the server was idle a third of the time (bench/RESULTS.md, "the write gate's
+    order"); this costs the client a fraction of that."""
+
+    def __init__(self, target):
+        method, url, headers, body = target
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port
+        payload = json.dumps(body).encode() if body is not None else b""
+        lines = [f"{method} {parts.path} HTTP/1.1", f"Host: {parts.netloc}", *(f"{k}: {v}" for k, v in headers.items())]
+        if body is not None:
+            lines += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+        self.request = ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
+        self.url = url
+        self.reader = self.writer = None
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+    async def call(self) -> float:
+        """One request and its whole response: the time in ms (raises on anything but 200)."""
+        t = time.perf_counter()
+        self.writer.write(self.request)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        length, chunked = None, False
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                chunked = True
+        if chunked:
+            body = b""
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                body += await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+        else:
+            body = await self.reader.readexactly(length or 0)
+        elapsed = time.perf_counter() - t
+        if not head.startswith(b"HTTP/1.1 200"):
+            status = head.split(b"\r\n", 1)[0].decode()
+            raise RuntimeError(f"{self.url}: {status} {body[:300]!r}")
+        return elapsed * 1000
 
 
 async def sequential(tmap: dict, n: int) -> dict:
     out = {name: [] for name in tmap}
-    async with httpx.AsyncClient(timeout=30) as http:
-        for t in tmap.values():  # warm up
-            for _ in range(20):
-                await call(http, t)
-        for _ in range(n):
-            for name, t in tmap.items():
-                out[name].append(await call(http, t))
+    conns = {name: Conn(t) for name, t in tmap.items()}
+    for conn in conns.values():
+        await conn.open()
+        for _ in range(20):  # warm up
+            await conn.call()
+    for _ in range(n):
+        for name, conn in conns.items():
+            out[name].append(await conn.call())
+    for conn in conns.values():
+        conn.close()
     return out
 
 
 async def burst(target, clients: int, seconds: float) -> tuple[float, list[float]]:
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-        done: list[float] = []
-        stop = time.perf_counter() + seconds
+    """`clients` connections, each calling in a loop for `seconds` (connections opened before the clock starts)."""
+    conns = [Conn(target) for _ in range(clients)]
+    await asyncio.gather(*(c.open() for c in conns))
+    done: list[float] = []
+    stop = time.perf_counter() + seconds
 
-        async def worker():
-            while time.perf_counter() < stop:
-                done.append(await call(http, target))
+    async def worker(conn: Conn):
+        while time.perf_counter() < stop:
+            done.append(await conn.call())
 
-        t = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(clients)))
-        return len(done) / (time.perf_counter() - t), done
+    t = time.perf_counter()
+    await asyncio.gather(*(worker(c) for c in conns))
+    elapsed = time.perf_counter() - t
+    for c in conns:
+        c.close()
+    return len(done) / elapsed, done
 
 
 def main() -> None:
@@ -105,6 +159,8 @@ def main() -> None:
     ap.add_argument("--database-url", default="")
     ap.add_argument("--redis-url", default="")
     ap.add_argument("--root", default=str(ROOT), help="the checkout whose code the server runs")
+    ap.add_argument("--only", action="append", default=[], metavar="TARGET",
+                    help="measure only this target under load (repeatable; e.g. 'mcp verify_email')")
     args = ap.parse_args()
     root = Path(args.root)
     procs: list[subprocess.Popen] = []
@@ -159,18 +215,27 @@ def main() -> None:
             for name, xs in seq.items():
                 extra = f"  (added over the upstream: p50 {pct(xs, 50) - direct50:.2f} ms)" if name == "llm" else ""
                 print(f"  {name:18} p50 {pct(xs, 50):7.2f} ms  p99 {pct(xs, 99):7.2f} ms{extra}")
-            rps: dict[str, list[float]] = {name: [] for name in tmap if name != "upstream direct"}
+            rps: dict[str, list[float]] = {name: [] for name in tmap if name != "upstream direct"
+                                           and (not args.only or name in args.only)}
             lat: dict[str, list[float]] = {name: [] for name in rps}
+            cpu: dict[str, float] = {name: 0.0 for name in rps}  # the server's CPU seconds under load
             for _ in range(args.rounds):
                 for name in rps:
+                    before = cpu_seconds(procs[-1].pid)
                     r, xs = asyncio.run(burst(tmap[name], args.clients, args.seconds))
+                    cpu[name] += cpu_seconds(procs[-1].pid) - before
                     rps[name].append(r)
                     lat[name].extend(xs)
             print(f"\n{args.clients} clients, {args.rounds} rounds of {args.seconds:g} s, interleaved")
             for name in rps:
                 best = max(rps[name])
                 print(f"  {name:18} {sum(rps[name]) / len(rps[name]):8.1f} req/s (best {best:.1f})  "
-                      f"p50 {pct(lat[name], 50):8.2f} ms  p99 {pct(lat[name], 99):8.2f} ms")
+                      f"p50 {pct(lat[name], 50):8.2f} ms  p99 {pct(lat[name], 99):8.2f} ms  "
+                      f"server CPU {1000 * cpu[name] / max(1, len(lat[name])):.2f} ms/call, "
+                      f"{100 * cpu[name] / (args.rounds * args.seconds):.0f}%  rounds "
+                      + " ".join(f"{r:.0f}" for r in rps[name]))
+            if args.only:
+                return
             mean = {name: sum(v) / len(v) for name, v in rps.items()}
             llm_added = pct(seq["llm"], 50) - direct50
             print(f"\nratio verify_email / healthz throughput: {mean['verify_email'] / mean['healthz']:.2f} (target >= 0.5)")
