@@ -131,6 +131,15 @@ async def _send(send, request: Request, response) -> None:
     if not response.streaming and b"content-length" not in present:
         headers.append((b"content-length", str(len(response.content)).encode("ascii")))
     try:
+        await _send_parts(send, response, headers)
+    finally:
+        sent = getattr(response, "sent", None)  # a settlement waiting for this answer to leave (_run_verb)
+        if sent is not None:
+            sent.set()
+
+
+async def _send_parts(send, response, headers) -> None:
+    try:
         await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
     except BaseException:  # client gone before the body began: a streaming body's own cleanup never runs
         unsent = getattr(response, "on_unsent", None)
@@ -312,8 +321,11 @@ def _run_verb(request: Request, verb, loop: asyncio.AbstractEventLoop, answer: a
     """One REST verb call on a worker thread, through the adapter both REST doors share (api.rest.run_verb); run by
     `run_in_api_thread`. The response goes to the event loop (`answer`) as soon as it is made; a settlement left for
     after the answer (SETTLE_AFTER_RESPONSE) then runs here, on the thread that answered, with its connection,
-    before this thread takes any new call: no queue and no event-loop turn between a call's answer and its
-    settlement, so a burst of new calls cannot hold answered calls unsettled."""
+    before this thread takes any new call: no queue between a call's answer and its settlement, so a burst of new
+    calls cannot hold answered calls unsettled. It starts once the loop has sent the answer, or after SENT_WAIT at
+    most: started at once, it held the GIL while the loop waited to send, and a lone call's answer came 0.3-0.5 ms
+    later (a fifth of its latency on SQLite); under load the loop is busy, the bound is reached, and the settlement
+    waits no more than that (bench/RESULTS.md, "the write gate's order")."""
     from api.rest import run_verb
 
     try:
@@ -325,14 +337,18 @@ def _run_verb(request: Request, verb, loop: asyncio.AbstractEventLoop, answer: a
         response = errors.error_response(exc, request)
     settlement = getattr(response, "after_send", None)
     response.after_send = None
+    sent = response.sent = threading.Event() if settlement is not None else None
     with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown): nobody waits for the answer
         loop.call_soon_threadsafe(_resolve, answer, response)
     if settlement is not None:
+        sent.wait(SENT_WAIT)
         try:
             settlement()  # api.pipeline.settle_after_answer: retried, and logged if it still fails
         except Exception:  # noqa: BLE001
             logger.exception("the settlement of %s after its answer failed", request.request_id)
 
+
+SENT_WAIT = 0.001  # seconds a settlement waits for its answer to be sent (`_run_verb`)
 
 # Calls whose work (the verb, then its settlement after the answer) is still running: kept referenced until done,
 # and waited for by the server's lifespan shutdown (api.dbwork.drain_background).

@@ -74,6 +74,26 @@ def test_the_answer_leaves_first_and_the_settlement_commits_what_it_stated(serve
     assert (acc.balance_micros, acc.reserved_micros) == (START - PRICE, 0)  # what the answer said
 
 
+def test_the_settlement_starts_once_its_answer_is_sent(server, api_key, workspace, settle_gate, monkeypatch):
+    """The thread that answered settles after the loop has sent the answer (up to door.SENT_WAIT): it does not hold
+    the GIL while the answer waits to leave. Sending is slowed here, and the bound lifted: the order is the proof."""
+    real = door._send_parts
+
+    async def slow_send(send, response, headers):
+        await asyncio.sleep(0.3)  # long beside a settlement: one that did not wait would commit meanwhile
+        await real(send, response, headers)
+        settle_gate.order.append("sent")
+
+    monkeypatch.setattr(door, "_send_parts", slow_send)
+    monkeypatch.setattr(door, "SENT_WAIT", 30)
+    settle_gate.open.set()
+    r = _verify(server, api_key)
+    assert r.status_code == 200, r.text
+    _settled()
+    assert settle_gate.order == ["sent", "settled"]
+    assert RequestRecord.objects.get(pk=r.json()["service"]["request_id"]).status == "succeeded"
+
+
 @pytest.mark.parametrize("setting, headers", [(False, {}), (True, {"Idempotency-Key": "k-1"})],
                          ids=["off", "idempotent"])
 def test_otherwise_the_settlement_commits_before_the_answer_leaves(server, api_key, workspace, settings, settle_gate,
