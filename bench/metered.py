@@ -22,8 +22,8 @@ Phase 1: sequential calls, interleaved (p50/p99 latency). Phase 2: --clients con
 target, interleaved rounds (requests per second, each round's figure, the latency percentiles, and the server's CPU
 per call and share of its CPU: near 100% the server is what is measured; `--only TARGET` limits phase 2). The
 client is a few lines of asyncio over keep-alive HTTP/1.1 connections (`Conn`), cheap enough that one CPU drives
-the server's CPU to saturation; an httpx client could not (bench/RESULTS.md, "the write gate's order"). Targets: verify_email throughput >= 0.5 of healthz;
-verify_email p50 <= 2x the LLM door's added p50 (non-streamed).
+the server's CPU to saturation; an httpx client could not (bench/RESULTS.md, "the write gate's order").
+Targets: verify_email throughput >= 0.5 of healthz; verify_email p50 <= 2x the LLM door's added p50 (non-streamed).
 """
 
 from __future__ import annotations
@@ -64,9 +64,7 @@ def targets(port: int, up_port: int, key: str) -> dict:
 
 class Conn:
     """One keep-alive HTTP/1.1 connection that sends prepared bytes and reads the response (Content-Length or
-    chunked). The load generator must not be what is measured: an httpx client on its CPU saturated at about 190
-    calls/s on MCP and /healthz while the server was idle a third of the time (bench/RESULTS.md, "the write gate's
-    order"); this costs the client a fraction of that."""
+    chunked): the load generator (see the module's docstring for why not httpx)."""
 
     def __init__(self, target):
         method, url, headers, body = target
