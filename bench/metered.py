@@ -4,6 +4,7 @@
     .venv/bin/python bench/metered.py [--seconds 3] [--rounds 3] [--clients 50]
     .venv/bin/python bench/metered.py --database-url postgres://postgres@127.0.0.1:5432/postgres --redis-url redis://127.0.0.1:6379/12
     .venv/bin/python bench/metered.py --root /path/to/another/checkout   # the same measurement of other code
+    .venv/bin/python bench/metered.py --versus /path/to/before   # both codes, alternating rounds, and their ratios
 
 One uvicorn process serving config.asgi (pinned to CPU 0 when the machine has two or more; this load generator
 runs on CPU 1), a fresh database (SQLite in a temporary DATA_DIR, or a database `bench_metered` on the given
@@ -23,6 +24,9 @@ target, interleaved rounds (requests per second, each round's figure, the latenc
 per call and share of its CPU: near 100% the server is what is measured; `--only TARGET` limits phase 2). The
 client is a few lines of asyncio over keep-alive HTTP/1.1 connections (`Conn`), cheap enough that one CPU drives
 the server's CPU to saturation; an httpx client could not (bench/RESULTS.md, "the write gate's order").
+With --versus, a second server runs another checkout's code (its own database, also on CPU 0) and each load
+round is run on both back to back, alternating which goes first: the two codes are compared in the same run, round
+by round (the median of the paired ratios), which a machine whose speed drifts within minutes still allows.
 Targets: verify_email throughput >= 0.5 of healthz; verify_email p50 <= 2x the LLM door's added p50 (non-streamed).
 """
 
@@ -148,6 +152,55 @@ async def burst(target, clients: int, seconds: float) -> tuple[float, list[float
     return len(done) / elapsed, done
 
 
+class Server:
+    """One uvicorn process serving `root`'s config.asgi on a fresh database of its own, and its API key."""
+
+    def __init__(self, label: str, root: Path, tmp: Path, models: Path, args, pin: bool):
+        self.label, self.root = label, root
+        self.port = free_port()
+        data = tmp / label
+        data.mkdir()
+        env = {**os.environ, "DATA_DIR": str(data), "LLM_MODELS_FILE": str(models), "SANDBOX": "1",
+               "RATE_LIMIT_PER_MINUTE": "100000000", "LOG_LEVEL": "WARNING", "BASE_URL": f"http://127.0.0.1:{self.port}",
+               "MCP_MAX_CONCURRENT_PER_KEY": "1000"}
+        env.pop("DATABASE_URL", None)
+        env.pop("REDIS_URL", None)
+        self.database = ""
+        if args.database_url:
+            import psycopg
+
+            self.database = "bench_metered" + ("" if label == "main" else "_" + label)
+            with psycopg.connect(args.database_url, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {self.database}")
+                conn.execute(f"CREATE DATABASE {self.database}")
+            env["DATABASE_URL"] = args.database_url.rsplit("/", 1)[0] + "/" + self.database
+        if args.redis_url:
+            env["REDIS_URL"] = args.redis_url
+        subprocess.run([PY, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True)
+        out = subprocess.run([PY, "manage.py", "create_workspace", "--email", "bench@example.com", "--credits",
+                              "100000000", "--json"], cwd=root, env=env, check=True, capture_output=True,
+                             text=True).stdout
+        self.key = json.loads(out.strip().splitlines()[-1])["api_key"]
+        server = [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(self.port),
+                  "--log-level", "warning", "--no-access-log", "--backlog", "4096"]
+        self.proc = subprocess.Popen((["taskset", "-c", "0"] if pin else []) + server, cwd=root, env=env)
+        wait_port(self.port, self.proc)
+        self.commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                     text=True).stdout.strip()
+
+    def stop(self, database_url: str) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        if self.database:
+            import psycopg
+
+            with psycopg.connect(database_url, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {self.database}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=300, help="sequential calls per target")
@@ -157,103 +210,95 @@ def main() -> None:
     ap.add_argument("--database-url", default="")
     ap.add_argument("--redis-url", default="")
     ap.add_argument("--root", default=str(ROOT), help="the checkout whose code the server runs")
+    ap.add_argument("--versus", default="", metavar="ROOT",
+                    help="another checkout, served beside --root (its own database) and measured in alternating "
+                         "rounds: the ratios of --root to it")
     ap.add_argument("--only", action="append", default=[], metavar="TARGET",
                     help="measure only this target under load (repeatable; e.g. 'mcp verify_email')")
     args = ap.parse_args()
-    root = Path(args.root)
-    procs: list[subprocess.Popen] = []
     pin = (os.cpu_count() or 1) >= 2
+    servers: list[Server] = []
+    upstream = None
     with tempfile.TemporaryDirectory(prefix="bench-metered-") as tmp:
         try:
             up_port = free_port()
-            procs.append(subprocess.Popen([PY, str(ROOT / "bench" / "llm_overhead.py"), "--serve-upstream", str(up_port),
-                                           "--chunks", "5", "--chunk-ms", "0"]))
-            wait_port(up_port, procs[-1])
+            upstream = subprocess.Popen([PY, str(ROOT / "bench" / "llm_overhead.py"), "--serve-upstream", str(up_port),
+                                         "--chunks", "5", "--chunk-ms", "0"])
+            wait_port(up_port, upstream)
             models = Path(tmp) / "models.json"
             models.write_text(json.dumps([{"id": "bench/model", "upstream_base_url": f"http://127.0.0.1:{up_port}/v1",
                                            "upstream_model": "bench", "api_key_env": "", "credits_per_1k_tokens": "0.5"}]))
-            port = free_port()
-            env = {**os.environ, "DATA_DIR": tmp, "LLM_MODELS_FILE": str(models), "SANDBOX": "1",
-                   "RATE_LIMIT_PER_MINUTE": "100000000", "LOG_LEVEL": "WARNING", "BASE_URL": f"http://127.0.0.1:{port}",
-                   "MCP_MAX_CONCURRENT_PER_KEY": "1000"}
-            env.pop("DATABASE_URL", None)
-            env.pop("REDIS_URL", None)
-            db = "SQLite"
-            if args.database_url:
-                import psycopg
-
-                with psycopg.connect(args.database_url, autocommit=True) as conn:
-                    conn.execute("DROP DATABASE IF EXISTS bench_metered")
-                    conn.execute("CREATE DATABASE bench_metered")
-                env["DATABASE_URL"] = args.database_url.rsplit("/", 1)[0] + "/bench_metered"
-                db = "PostgreSQL"
-            if args.redis_url:
-                env["REDIS_URL"] = args.redis_url
-                db += " + Redis"
-            subprocess.run([PY, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True)
-            out = subprocess.run([PY, "manage.py", "create_workspace", "--email", "bench@example.com", "--credits",
-                                  "100000000", "--json"], cwd=root, env=env, check=True, capture_output=True,
-                                 text=True).stdout
-            key = json.loads(out.strip().splitlines()[-1])["api_key"]
-            server = [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-                      "--log-level", "warning", "--no-access-log", "--backlog", "4096"]
-            procs.append(subprocess.Popen((["taskset", "-c", "0"] if pin else []) + server, cwd=root, env=env))
-            wait_port(port, procs[-1])
+            roots = [("main", Path(args.root))] + ([("versus", Path(args.versus))] if args.versus else [])
+            for label, root in roots:
+                servers.append(Server(label, root, Path(tmp), models, args, pin))
             if pin:
                 os.sched_setaffinity(0, {1})
-            tmap = targets(port, up_port, key)
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                                    text=True).stdout.strip()
-            print(f"# metered path, {db}; code {root} at {commit}; {os.cpu_count()} CPUs (server on CPU 0, client on CPU 1: {pin}); "
+            db = ("PostgreSQL" if args.database_url else "SQLite") + (" + Redis" if args.redis_url else "")
+            code = "; ".join(f"{'versus ' if s.label == 'versus' else ''}code {s.root} at {s.commit}" for s in servers)
+            print(f"# metered path, {db}; {code}; {os.cpu_count()} CPUs (server on CPU 0, client on CPU 1: {pin}); "
                   f"load average {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
                   flush=True)
-            seq = asyncio.run(sequential(tmap, args.calls))
+            tmaps = {s.label: targets(s.port, up_port, s.key) for s in servers}
+            names = [name for name in tmaps["main"] if name != "upstream direct"]
+            combined = {(s.label, name): tmaps[s.label][name] for name in names for s in servers}
+            combined["upstream direct"] = tmaps["main"]["upstream direct"]
+            seq = asyncio.run(sequential(combined, args.calls))
             direct50 = pct(seq["upstream direct"], 50)
             print(f"\nsequential, n={args.calls} each, interleaved")
-            for name, xs in seq.items():
+            for key, xs in seq.items():
+                if key == "upstream direct":
+                    print(f"  {key:27} p50 {pct(xs, 50):7.2f} ms  p99 {pct(xs, 99):7.2f} ms")
+                    continue
+                label, name = key
                 extra = f"  (added over the upstream: p50 {pct(xs, 50) - direct50:.2f} ms)" if name == "llm" else ""
-                print(f"  {name:18} p50 {pct(xs, 50):7.2f} ms  p99 {pct(xs, 99):7.2f} ms{extra}")
-            rps: dict[str, list[float]] = {name: [] for name in tmap if name != "upstream direct"
-                                           and (not args.only or name in args.only)}
-            lat: dict[str, list[float]] = {name: [] for name in rps}
-            cpu: dict[str, float] = {name: 0.0 for name in rps}  # the server's CPU seconds under load
-            for _ in range(args.rounds):
-                for name in rps:
-                    before = cpu_seconds(procs[-1].pid)
-                    r, xs = asyncio.run(burst(tmap[name], args.clients, args.seconds))
-                    cpu[name] += cpu_seconds(procs[-1].pid) - before
-                    rps[name].append(r)
-                    lat[name].extend(xs)
+                print(f"  {name:18} {label:8} p50 {pct(xs, 50):7.2f} ms  p99 {pct(xs, 99):7.2f} ms{extra}")
+            loaded = [name for name in names if not args.only or name in args.only]
+            rps = {(s.label, name): [] for name in loaded for s in servers}
+            lat: dict = {key: [] for key in rps}
+            cpu: dict = {key: 0.0 for key in rps}  # the server's CPU seconds under load
+            for round_ in range(args.rounds):
+                for name in loaded:
+                    # alternate which server goes first, so a drift of the machine's speed falls on both
+                    for s in (servers if round_ % 2 == 0 else servers[::-1]):
+                        before = cpu_seconds(s.proc.pid)
+                        r, xs = asyncio.run(burst(tmaps[s.label][name], args.clients, args.seconds))
+                        cpu[(s.label, name)] += cpu_seconds(s.proc.pid) - before
+                        rps[(s.label, name)].append(r)
+                        lat[(s.label, name)].extend(xs)
             print(f"\n{args.clients} clients, {args.rounds} rounds of {args.seconds:g} s, interleaved")
-            for name in rps:
-                best = max(rps[name])
-                print(f"  {name:18} {sum(rps[name]) / len(rps[name]):8.1f} req/s (best {best:.1f})  "
-                      f"p50 {pct(lat[name], 50):8.2f} ms  p99 {pct(lat[name], 99):8.2f} ms  "
-                      f"server CPU {1000 * cpu[name] / max(1, len(lat[name])):.2f} ms/call, "
-                      f"{100 * cpu[name] / (args.rounds * args.seconds):.0f}%  rounds "
-                      + " ".join(f"{r:.0f}" for r in rps[name]))
-            if args.only:
+            for (label, name), rounds in rps.items():
+                mean = sum(rounds) / len(rounds)
+                print(f"  {name:18} {label:8} {mean:8.1f} req/s (best {max(rounds):.1f})  "
+                      f"p50 {pct(lat[(label, name)], 50):8.2f} ms  p99 {pct(lat[(label, name)], 99):8.2f} ms  "
+                      f"server CPU {1000 * cpu[(label, name)] / max(1, len(lat[(label, name)])):.2f} ms/call, "
+                      f"{100 * cpu[(label, name)] / (args.rounds * args.seconds):.0f}%  rounds "
+                      + " ".join(f"{r:.0f}" for r in rounds))
+            if args.versus:
+                print(f"\n{args.root} / {args.versus}, round by round (each pair measured back to back)")
+                for name in loaded:
+                    ratios = sorted(a / b for a, b in zip(rps[("main", name)], rps[("versus", name)], strict=True))
+                    cpu_ratio = (cpu[("main", name)] / max(1, len(lat[("main", name)]))) / (
+                        cpu[("versus", name)] / max(1, len(lat[("versus", name)])))
+                    print(f"  {name:18} throughput x{pct(ratios, 50):.3f} (median; rounds {ratios[0]:.3f}-{ratios[-1]:.3f})"
+                          f"  server CPU per call x{cpu_ratio:.3f}")
+                for name in names:
+                    a, b = seq[("main", name)], seq[("versus", name)]
+                    print(f"  {name:18} sequential p50 x{pct(a, 50) / pct(b, 50):.3f}")
+            if args.only or args.versus:
                 return
-            mean = {name: sum(v) / len(v) for name, v in rps.items()}
-            llm_added = pct(seq["llm"], 50) - direct50
+            mean = {name: sum(v) / len(v) for (_, name), v in rps.items()}
+            llm_added = pct(seq[("main", "llm")], 50) - direct50
             print(f"\nratio verify_email / healthz throughput: {mean['verify_email'] / mean['healthz']:.2f} (target >= 0.5)")
             print(f"ratio mcp verify_email / healthz throughput: {mean['mcp verify_email'] / mean['healthz']:.2f}")
             print(f"ratio verify_email p50 / LLM door added p50 (non-streamed): "
-                  f"{pct(seq['verify_email'], 50) / llm_added:.2f} (target <= 2)")
+                  f"{pct(seq[('main', 'verify_email')], 50) / llm_added:.2f} (target <= 2)")
             print(f"load average at the end {os.getloadavg()[0]:.2f}")
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-            if args.database_url:
-                import psycopg
-
-                with psycopg.connect(args.database_url, autocommit=True) as conn:
-                    conn.execute("DROP DATABASE IF EXISTS bench_metered")
+            for s in servers:
+                s.stop(args.database_url)
+            if upstream is not None:
+                upstream.terminate()
+                upstream.wait(10)
 
 
 if __name__ == "__main__":
