@@ -1,8 +1,9 @@
 """Where the money path's database steps run, for every door (the REST verbs, MCP, the LLM door):
 
-- the write gate (`write`): the money statements of this process queue on it (SQLite: one writer, before it opens
-  its transaction; PostgreSQL: API_MONEY_WRITERS at a time), and a waiting settlement goes before a waiting
-  admission (a new record and hold), so a burst of new calls does not keep answered calls from settling;
+- the write gate (`write`): the money statements of this process queue on it (SQLite: every one, one writer at a
+  time, before it opens its transaction, a waiting settlement before a waiting admission; PostgreSQL: the
+  admissions, a new record and hold, API_MONEY_WRITERS at a time, while settlements go straight to the database),
+  so a burst of new calls does not keep answered calls from settling;
 - the dedicated database threads of the async doors (`on_db_thread`), which keep their connection between steps
   (on PostgreSQL a gate of their own, outside the shared one), and the connection release between the two steps of
   a long call (`release_connection`);
@@ -35,14 +36,14 @@ class WriterLock:
     takes a slot while anybody waits. Admissions cannot starve: every settlement belongs to a hold already placed,
     so the settlements waiting run out.
 
-    Why a gate at all. SQLite (one slot): its own busy handler waits by sleeping in growing steps (up to 100 ms),
-    which under many parallel calls costs far more than the transactions themselves, and serves whoever retries at
-    the right moment: a settlement could wait behind a whole burst of new holds. PostgreSQL (API_MONEY_WRITERS
-    slots): a burst of holds on one workspace's account row, each statement one transaction, queues in the server
-    for the row's lock and for the CPU; with every API thread in a money statement at once each statement took
-    10 ms at the median and 100 ms at the 99th percentile (2 vCPUs, a 300-call burst), and a settlement queued
-    behind them all. A few statements at a time with settlements first halved the settlement's wait
-    (bench/RESULTS.md, settlements under a burst).
+    Why a gate at all. SQLite (one slot, every write): its own busy handler waits by sleeping in growing steps (up
+    to 100 ms), which under many parallel calls costs far more than the transactions themselves, and serves whoever
+    retries at the right moment: a settlement could wait behind a whole burst of new holds. PostgreSQL
+    (API_MONEY_WRITERS slots, admissions only; see `write`): a burst of holds on one workspace's account row, each
+    statement one transaction, queues in the server for the row's lock and for the CPU; with every API thread in a
+    money statement at once each statement took 10 ms at the median and 100 ms at the 99th percentile (2 vCPUs, a
+    300-call burst), and a settlement queued behind them all. A few admissions at a time halved the settlement's
+    wait (bench/RESULTS.md, settlements under a burst).
 
     Why handed over rather than woken to race for it. Woken waiters compete for the slot and for the GIL, and the
     thread that has just released (or one arriving) usually wins: at 50 clients on SQLite some calls waited the whole
@@ -106,19 +107,26 @@ class _Locked:
 
 
 def write(settlement: bool = False):
-    """One write step of the money path (`settlement`: a settle, which goes before waiting admissions), through
-    this process's write gate: on SQLite one writer at a time, around the step's own transaction
-    (billing.ledger_sql.atomic); on PostgreSQL, where each step is one statement (billing.ledger_sql), atomic by
-    itself, at most API_MONEY_WRITERS at a time. Not inside a caller's transaction on PostgreSQL: the statement is
-    then part of it, and a transaction holding row locks must never wait for a slot held by one waiting for them.
+    """One write step of the money path (`settlement`: a settle) through this process's write gate. On SQLite
+    every step, one writer at a time, around the step's own transaction (billing.ledger_sql.atomic), a waiting
+    settlement before waiting admissions. On PostgreSQL, where each step is one statement (billing.ledger_sql),
+    atomic by itself, the admissions (a record and a hold), at most API_MONEY_WRITERS at a time; a settlement takes
+    no slot. What a settlement waits for there is the statements ahead of it on the account's row, and the gate
+    keeps those to API_MONEY_WRITERS admissions plus the settlements of other answered calls (at most one per API
+    thread): the hold-to-settle p99 under a 300-call burst is the same as when settlements took the slots first,
+    while a steady load no longer queues its settlements and its admissions for the same two slots (REST and MCP
+    at 50 clients: 0.90-0.92 of the throughput from before the one money path with shared slots, 1.04-1.06 with
+    settlements outside them; bench/RESULTS.md, "settlements outside the PostgreSQL gate"). Not inside a caller's
+    transaction on PostgreSQL: the statement is then part of it, and a transaction holding row locks must never
+    wait for a slot held by one waiting for them.
 
     Nor on the async doors' dedicated database threads on PostgreSQL (`run_on_db_thread`): they are a gate of their
     own (LLM_DB_THREADS statements at most), and their steps run in the order they come. Both measured at 50
     concurrent non-streamed LLM calls (bench/RESULTS.md, "the LLM door's database threads"): taking the two slots
     shared with the API threads cost 0.2-0.4 ms of CPU per call, and letting settlements jump the queue of those
     threads ahead of new calls' holds added a third to the service's added p50; with neither, both figures are the
-    ones from before the one money path. (On SQLite the writer lock still serves settlements first.)"""
-    if connection.vendor != "sqlite" and (connection.in_atomic_block or getattr(_thread, "keep", False)):
+    ones from before the one money path."""
+    if connection.vendor != "sqlite" and (settlement or connection.in_atomic_block or getattr(_thread, "keep", False)):
         return contextlib.nullcontext()
     return _Locked(_gate(), settlement)
 

@@ -1,7 +1,7 @@
-"""The money path's write gate (api.dbwork.WriterLock): at most its slots of writers at a time (SQLite: one;
-PostgreSQL: API_MONEY_WRITERS), a waiting settlement goes before every waiting admission, whatever their order
-of arrival, each kind is served in its order of arrival, and nobody takes a slot ahead of those waiting for one.
-Order is observed, never timed."""
+"""The money path's write gate (api.dbwork.WriterLock): at most its slots of writers at a time (SQLite: one, every
+write; PostgreSQL: API_MONEY_WRITERS admissions, while settlements take no slot), a waiting settlement goes before
+every waiting admission, whatever their order of arrival, each kind is served in its order of arrival, and nobody
+takes a slot ahead of those waiting for one. Order is observed, never timed."""
 
 import threading
 import time
@@ -152,8 +152,43 @@ def test_write_uses_the_gate_of_its_database(settings):
     gate = dbwork._gate()
     assert gate._slots == 3
     with transaction.atomic():  # (the test's own transaction)
-        with dbwork.write(settlement=True):
+        with dbwork.write():
             assert gate._used == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_settlement_waits_for_the_sqlite_writer_but_takes_no_postgresql_slot(settings):
+    """With every slot of the gate held by admissions, a settlement on SQLite waits for the one writer (and then goes
+    before the admissions waiting); on PostgreSQL it goes straight to its statement: what it waits for there is the
+    few admissions ahead of it on the account's row, not a slot."""
+    settings.API_MONEY_WRITERS = 2
+    gate = dbwork.writer_lock if connection.vendor == "sqlite" else dbwork._gate()
+    holders = [threading.Thread(target=gate.acquire) for _ in range(gate._slots)]  # the slots, taken by admissions
+    for thread in holders:
+        thread.start()
+        thread.join(5)
+    assert gate._used == gate._slots
+    entered = threading.Event()
+
+    def settle():
+        with dbwork.write(settlement=True):
+            entered.set()
+
+    settler = threading.Thread(target=settle)
+    try:
+        settler.start()
+        if connection.vendor == "sqlite":
+            _waiting(gate, 1, 0)
+            assert not entered.is_set()
+            gate.release()  # the writer is free: the settlement takes it
+            assert entered.wait(5)
+        else:
+            assert entered.wait(5)
+            assert gate._used == gate._slots and gate.waiting() == (0, 0)
+    finally:
+        settler.join(5)
+        while gate._used:
+            gate.release()
 
 
 def test_the_async_doors_database_threads_are_their_own_gate_on_postgresql(settings):
@@ -164,7 +199,7 @@ def test_the_async_doors_database_threads_are_their_own_gate_on_postgresql(setti
     seen = {}
 
     def step(name):
-        with dbwork.write(settlement=True):
+        with dbwork.write():  # an admission (a settlement takes no slot on PostgreSQL anyway)
             gate = dbwork.writer_lock if connection.vendor == "sqlite" else dbwork._gate()
             seen[name] = gate._used
 
