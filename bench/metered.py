@@ -118,16 +118,25 @@ class Conn:
         return elapsed * 1000
 
 
-async def sequential(tmap: dict, n: int) -> dict:
-    out = {name: [] for name in tmap}
-    conns = {name: Conn(t) for name, t in tmap.items()}
+async def sequential(tmap: dict, n: int, block: int = 1) -> dict:
+    """n calls to each target, one at a time, interleaved. Keys of `tmap` that are (label, name) pairs (--versus)
+    are taken a label at a time for `block` rounds, the labels alternating in turn: the work a server runs after an
+    answer (a settlement) then falls on its own next call, not on the other server's (both are on one CPU). A plain
+    key (the upstream) is called in every label's turn, so each server's calls come in the same order."""
+    out = {key: [] for key in tmap}
+    conns = {key: Conn(t) for key, t in tmap.items()}
     for conn in conns.values():
         await conn.open()
         for _ in range(20):  # warm up
             await conn.call()
-    for _ in range(n):
-        for name, conn in conns.items():
-            out[name].append(await conn.call())
+    labels = list(dict.fromkeys(key[0] for key in tmap if isinstance(key, tuple))) or [None]
+    for start in range(0, n, block):
+        turn = start // block
+        for label in labels if turn % 2 == 0 else labels[::-1]:
+            for _ in range(min(block, n - start)):
+                for key, conn in conns.items():
+                    if label is None or not isinstance(key, tuple) or key[0] == label:
+                        out[key].append(await conn.call())
     for conn in conns.values():
         conn.close()
     return out
@@ -242,7 +251,7 @@ def main() -> None:
             names = [name for name in tmaps["main"] if name != "upstream direct"]
             combined = {(s.label, name): tmaps[s.label][name] for name in names for s in servers}
             combined["upstream direct"] = tmaps["main"]["upstream direct"]
-            seq = asyncio.run(sequential(combined, args.calls))
+            seq = asyncio.run(sequential(combined, args.calls, block=25 if args.versus else 1))
             direct50 = pct(seq["upstream direct"], 50)
             print(f"\nsequential, n={args.calls} each, interleaved")
             for key, xs in seq.items():
