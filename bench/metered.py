@@ -261,7 +261,7 @@ def main() -> None:
                 label, name = key
                 extra = f"  (added over the upstream: p50 {pct(xs, 50) - direct50:.2f} ms)" if name == "llm" else ""
                 print(f"  {name:18} {label:8} p50 {pct(xs, 50):7.2f} ms  p99 {pct(xs, 99):7.2f} ms{extra}")
-            loaded = [name for name in names if not args.only or name in args.only]
+            loaded = [name for name in names if (not args.only or name in args.only) and args.rounds > 0]
             rps = {(s.label, name): [] for name in loaded for s in servers}
             lat: dict = {key: [] for key in rps}
             cpu: dict = {key: 0.0 for key in rps}  # the server's CPU seconds under load
@@ -293,7 +293,7 @@ def main() -> None:
                 for name in names:
                     a, b = seq[("main", name)], seq[("versus", name)]
                     print(f"  {name:18} sequential p50 x{pct(a, 50) / pct(b, 50):.3f}")
-            if args.only or args.versus:
+            if args.only or args.versus or not loaded:
                 return
             mean = {name: sum(v) / len(v) for (_, name), v in rps.items()}
             llm_added = pct(seq[("main", "llm")], 50) - direct50
