@@ -115,7 +115,7 @@ def write(settlement: bool = False):
     keeps those to API_MONEY_WRITERS admissions plus the settlements of other answered calls (at most one per API
     thread): the hold-to-settle p99 under a 300-call burst is the same as when settlements took the slots first,
     while a steady load no longer queues its settlements and its admissions for the same two slots (REST and MCP
-    at 50 clients: 0.90-0.92 of the throughput from before the one money path with shared slots, 1.04-1.06 with
+    at 50 clients: 0.90-0.92 of the throughput from before the one money path with shared slots, 0.99-1.09 with
     settlements outside them; bench/RESULTS.md, "settlements outside the PostgreSQL gate"). Not inside a caller's
     transaction on PostgreSQL: the statement is then part of it, and a transaction holding row locks must never
     wait for a slot held by one waiting for them.
