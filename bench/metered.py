@@ -131,12 +131,11 @@ async def sequential(tmap: dict, n: int, block: int = 1) -> dict:
             await conn.call()
     labels = list(dict.fromkeys(key[0] for key in tmap if isinstance(key, tuple))) or [None]
     for start in range(0, n, block):
-        turn = start // block
-        for label in labels if turn % 2 == 0 else labels[::-1]:
+        for label in labels if (start // block) % 2 == 0 else labels[::-1]:
+            turn = [(key, conn) for key, conn in conns.items() if not isinstance(key, tuple) or key[0] == label]
             for _ in range(min(block, n - start)):
-                for key, conn in conns.items():
-                    if label is None or not isinstance(key, tuple) or key[0] == label:
-                        out[key].append(await conn.call())
+                for key, conn in turn:
+                    out[key].append(await conn.call())
     for conn in conns.values():
         conn.close()
     return out
@@ -159,6 +158,14 @@ async def burst(target, clients: int, seconds: float) -> tuple[float, list[float
     for c in conns:
         c.close()
     return len(done) / elapsed, done
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 class Server:
@@ -198,11 +205,7 @@ class Server:
                                      text=True).stdout.strip()
 
     def stop(self, database_url: str) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop(self.proc)
         if self.database:
             import psycopg
 
@@ -275,21 +278,22 @@ def main() -> None:
                         rps[(s.label, name)].append(r)
                         lat[(s.label, name)].extend(xs)
             print(f"\n{args.clients} clients, {args.rounds} rounds of {args.seconds:g} s, interleaved")
-            for (label, name), rounds in rps.items():
-                mean = sum(rounds) / len(rounds)
-                print(f"  {name:18} {label:8} {mean:8.1f} req/s (best {max(rounds):.1f})  "
-                      f"p50 {pct(lat[(label, name)], 50):8.2f} ms  p99 {pct(lat[(label, name)], 99):8.2f} ms  "
-                      f"server CPU {1000 * cpu[(label, name)] / max(1, len(lat[(label, name)])):.2f} ms/call, "
-                      f"{100 * cpu[(label, name)] / (args.rounds * args.seconds):.0f}%  rounds "
+            def cpu_per_call(key) -> float:  # ms
+                return 1000 * cpu[key] / max(1, len(lat[key]))
+
+            for key, rounds in rps.items():
+                label, name = key
+                print(f"  {name:18} {label:8} {sum(rounds) / len(rounds):8.1f} req/s (best {max(rounds):.1f})  "
+                      f"p50 {pct(lat[key], 50):8.2f} ms  p99 {pct(lat[key], 99):8.2f} ms  "
+                      f"server CPU {cpu_per_call(key):.2f} ms/call, "
+                      f"{100 * cpu[key] / (args.rounds * args.seconds):.0f}%  rounds "
                       + " ".join(f"{r:.0f}" for r in rounds))
             if args.versus:
                 print(f"\n{args.root} / {args.versus}, round by round (each pair measured back to back)")
                 for name in loaded:
                     ratios = sorted(a / b for a, b in zip(rps[("main", name)], rps[("versus", name)], strict=True))
-                    cpu_ratio = (cpu[("main", name)] / max(1, len(lat[("main", name)]))) / (
-                        cpu[("versus", name)] / max(1, len(lat[("versus", name)])))
                     print(f"  {name:18} throughput x{pct(ratios, 50):.3f} (median; rounds {ratios[0]:.3f}-{ratios[-1]:.3f})"
-                          f"  server CPU per call x{cpu_ratio:.3f}")
+                          f"  server CPU per call x{cpu_per_call(('main', name)) / cpu_per_call(('versus', name)):.3f}")
                 for name in names:
                     a, b = seq[("main", name)], seq[("versus", name)]
                     print(f"  {name:18} sequential p50 x{pct(a, 50) / pct(b, 50):.3f}")
@@ -306,8 +310,7 @@ def main() -> None:
             for s in servers:
                 s.stop(args.database_url)
             if upstream is not None:
-                upstream.terminate()
-                upstream.wait(10)
+                stop(upstream)
 
 
 if __name__ == "__main__":
