@@ -182,6 +182,7 @@ class Server:
         env.pop("DATABASE_URL", None)
         env.pop("REDIS_URL", None)
         self.database = ""
+        self.wal = data / "db.sqlite3-wal"  # on SQLite: the write-ahead log, whose size the bench reports
         if args.database_url:
             import psycopg
 
@@ -288,6 +289,9 @@ def main() -> None:
                       f"server CPU {cpu_per_call(key):.2f} ms/call, "
                       f"{100 * cpu[key] / (args.rounds * args.seconds):.0f}%  rounds "
                       + " ".join(f"{r:.0f}" for r in rounds))
+            if not args.database_url:
+                print("  SQLite write-ahead log at the end: " + ", ".join(
+                    f"{s.label} {s.wal.stat().st_size / 1e6:.1f} MB" for s in servers if s.wal.exists()))
             if args.versus:
                 print(f"\n{args.root} / {args.versus}, round by round (each pair measured back to back)")
                 for name in loaded:
