@@ -14,14 +14,13 @@ Two steps around the verb's own work:
   follows once the response is made (handed to the server) (`settle_after_answer`).
 
 `execute` is admit -> run -> settle for an ordinary verb; a streaming verb (the LLM door) calls `admit`, relays,
-then `settle_hold` itself. Both steps write through api.dbwork.write (SQLite: the in-process writer lock, which
+then `settle_hold` itself. Both steps write through api.dbwork.run_write (SQLite: one writer thread, which
 serves waiting settlements first) with LLM_ASYNC_COMMIT (PostgreSQL: the statements commit asynchronously).
 `execute` never raises: every outcome, errors included, is a `VerbResponse` carrying the exact bytes to send.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
@@ -33,7 +32,7 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from api.dbwork import write
+from api.dbwork import run_write
 from api.early import budget_room, early_start
 from billing import ledger_sql
 from billing import services as billing
@@ -198,17 +197,8 @@ def admit(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = N
         refusal = None
         try:
             # the record and the hold in one statement (PostgreSQL; one transaction on SQLite): billing.ledger_sql
-            with write() if verb.record or amount > 0 else contextlib.nullcontext():
-                try:
-                    if verb.record:
-                        hold = billing.request_open_with_hold(
-                            request_id=ctx.request_id, workspace=ctx.workspace, verb=verb.name, amount=amount,
-                            api_key=key, channel=ctx.channel, async_commit=settings.LLM_ASYNC_COMMIT)
-                    elif amount > 0:
-                        hold = billing.hold_place(workspace=ctx.workspace, amount=amount, request_id=ctx.request_id,
-                                                  api_key=key)
-                except errors.KeyBudgetExceeded as exc:  # (a record is open: commit it, refuse below)
-                    refusal = exc
+            if verb.record or amount > 0:
+                hold, refusal = run_write(functools.partial(_place, verb, ctx, amount))
         except BaseException:
             if pending is not None:
                 pending.close()
@@ -224,11 +214,7 @@ def admit(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = N
             adm.rate = pending.result()
             early_start.learn_rate(key.pk, adm.rate, read_at)
             if not adm.rate.allowed:  # as if the call never came in, as a refused hit always is: nothing recorded
-                with write(), transaction.atomic():
-                    if hold is not None:
-                        billing.hold_release(hold=hold)
-                    if verb.record:
-                        billing.request_delete(request_id=ctx.request_id)
+                run_write(functools.partial(_unadmit, hold, ctx.request_id if verb.record else None))
                 hold, adm.record_open, adm.recording = None, False, False
                 raise errors.RateLimited()
         if refusal is not None:
@@ -246,6 +232,30 @@ def admit(verb: Verb, *, ctx: Context, raw: dict | Callable[[], dict] | None = N
                 logger.exception("could not release the hold of %s", ctx.request_id)
                 close_old_connections()
         raise refuse(adm, exc) from exc
+
+
+def _place(verb: Verb, ctx: Context, amount: int):
+    """An admission's write step: the request record and the hold in one statement (PostgreSQL; one transaction on
+    SQLite), or the hold alone for a verb that keeps no records. (hold or None, the KeyBudgetExceeded to raise or
+    None): a refusal by the key's budget leaves the record open, committed, and is raised by the caller."""
+    try:
+        if verb.record:
+            return billing.request_open_with_hold(
+                request_id=ctx.request_id, workspace=ctx.workspace, verb=verb.name, amount=amount,
+                api_key=ctx.api_key, channel=ctx.channel, async_commit=settings.LLM_ASYNC_COMMIT), None
+        return billing.hold_place(workspace=ctx.workspace, amount=amount, request_id=ctx.request_id,
+                                  api_key=ctx.api_key), None
+    except errors.KeyBudgetExceeded as exc:
+        return None, exc
+
+
+def _unadmit(hold, request_id: str | None) -> None:
+    """Undo an admission refused by the rate limit after its hold was placed: as if the call never came in."""
+    with transaction.atomic():
+        if hold is not None:
+            billing.hold_release(hold=hold)
+        if request_id is not None:
+            billing.request_delete(request_id=request_id)
 
 
 def refuse(adm: Admission, exc: BaseException) -> errors.DomainError:
@@ -288,11 +298,10 @@ def settle_hold(adm: Admission, *, charge: int, status: str = "succeeded", http_
 
     ctx = adm.ctx
     read_at = time.monotonic()
-    with write(settlement=True):
-        charged, available = billing.hold_settle_close(
-            hold=ctx.hold, charge=charge, workspace=ctx.workspace, request_id=ctx.request_id, status=status,
-            http_status=http_status, verb=adm.verb.name, usage=usage, error=error,
-            async_commit=settings.LLM_ASYNC_COMMIT, writes=writes)
+    charged, available = run_write(functools.partial(
+        billing.hold_settle_close, hold=ctx.hold, charge=charge, workspace=ctx.workspace, request_id=ctx.request_id,
+        status=status, http_status=http_status, verb=adm.verb.name, usage=usage, error=error,
+        async_commit=settings.LLM_ASYNC_COMMIT, writes=writes), settlement=True)
     adm.record_open = False
     early_start.learn(ctx.workspace.pk, available, read_at)
     if ctx.hold is not None and ctx.api_key is not None:  # the key's budget as its hold left it, fresh again

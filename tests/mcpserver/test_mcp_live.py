@@ -435,7 +435,6 @@ def test_one_key_lookup_and_one_database_connection_per_call(live, api_key, monk
     def count(sender, connection, **kwargs):
         opened.append(connection.alias)
 
-    connection_created.connect(count)
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "test_echo", "arguments": {"charge": "0.1"}}}
     headers = {"Authorization": f"Bearer {api_key}", "MCP-Protocol-Version": "2025-06-18"}
