@@ -4,8 +4,8 @@
   time, before it opens its transaction, a waiting settlement before a waiting admission; PostgreSQL: the
   admissions, a new record and hold, API_MONEY_WRITERS at a time, while settlements go straight to the database),
   so a burst of new calls does not keep answered calls from settling;
-- SQLite's writer thread (`run_write`): the API threads' write steps run on one thread of their own, on its one
-  connection, whose page cache stays valid from one step to the next;
+- SQLite's writing connection (`run_write`): the API threads' write steps run on one connection, borrowed in turn,
+  whose page cache stays valid from one step to the next;
 - the dedicated database threads of the async doors (`on_db_thread`), which keep their connection between steps
   (on PostgreSQL a gate of their own, outside the shared one), and the connection release between the two steps of
   a long call (`release_connection`);
@@ -133,99 +133,66 @@ def write(settlement: bool = False):
     return _Locked(_gate(), settlement)
 
 
-class SQLiteWriter:
-    """SQLite: the one thread that runs the money path's write steps of the API threads (REST and MCP), in the order
-    of the write gate (a waiting settlement first, each kind in its order of arrival), on a connection it keeps.
+class _WriterConnection:
+    """SQLite: the one database connection on which the API threads (REST and MCP) run the money path's write steps,
+    each thread borrowing it in turn under the write gate (`run_write`).
 
-    Why a thread rather than each API thread writing on its own connection under the gate. SQLite keeps a page
-    cache per connection and empties it when the next transaction finds that another connection has written since.
-    With every API thread a writer in turn, each write step found its cache stale and read its pages again (about
-    thirty pages a call, where a warm cache needs a few): at 50 clients on REST verify_email that was a tenth of the
-    server's CPU per call. On one connection that only it writes, the pages stay cached: +12-18% throughput, CPU
-    per call -10-14%, p99 no higher (bench/RESULTS.md, "SQLite's writer thread").
+    Why one connection. SQLite keeps a page cache per connection and empties it when the next transaction finds that
+    another connection has written since. With every API thread writing on its own connection, each admission and
+    settlement found its cache stale and read its pages again (about thirty pages a call under load, where a warm
+    cache needs a few): at 50 clients on REST verify_email that was a tenth of the server's CPU per call. On one
+    connection that only these steps write, the pages stay cached: +12-18% throughput and -10-14% CPU per call at
+    50 clients, p99 no higher (bench/RESULTS.md, "one writing connection on SQLite").
 
-    The thread still takes the gate (`writer_lock`) around each step, because the LLM door's database thread writes
-    on its own (see `run_write`). A step runs in its caller's context variables; what it raises is raised to its
-    caller."""
+    Why borrowed rather than a writer thread that owns it. Handing each step to a thread of its own costs two thread
+    switches per step, on the path of every call's answer: a lone MCP call took 3-5% longer that way, the load
+    figures being the same.
+
+    The gate allows one writer at a time on SQLite, so one thread at a time uses the connection (Django allows the
+    sharing: `inc_thread_sharing`). During a step the borrowing thread's `django.db.connection` is this connection,
+    so the ORM, `transaction.atomic` and billing.ledger_sql all write on it."""
 
     def __init__(self):
-        self._cond = threading.Condition(threading.Lock())
-        self._settlements: collections.deque[list] = collections.deque()
-        self._admissions: collections.deque[list] = collections.deque()
-        self._thread: threading.Thread | None = None
-        self._stopping = False
+        self._wrapper = None
 
-    def run(self, fn, settlement: bool):
-        """`fn()` on the writer thread, after the settlements (and, for an admission, the admissions) waiting."""
-        done = threading.Lock()
-        done.acquire()
-        step = [contextvars.copy_context(), fn, settlement, done, None, None]  # ..., result, exception
-        with self._cond:
-            if self._thread is None or not self._thread.is_alive():  # (not alive: a fork's child)
-                self._stopping = False
-                self._thread = threading.Thread(target=self._loop, name="db-writer", daemon=True)
-                self._thread.start()
-            (self._settlements if settlement else self._admissions).append(step)
-            self._cond.notify()
-        done.acquire()  # released by the writer thread once the step has run
-        if step[5] is not None:
-            raise step[5]
-        return step[4]
+    def run(self, fn):
+        """`fn()` on this connection (the caller holds the write gate)."""
+        from django.db import DEFAULT_DB_ALIAS, connections
 
-    def waiting(self) -> tuple[int, int]:
-        """(settlements, admissions) queued for the writer thread now."""
-        with self._cond:
-            return len(self._settlements), len(self._admissions)
-
-    def on_writer_thread(self) -> bool:
-        return self._thread is threading.current_thread()
-
-    def _loop(self) -> None:
-        _thread.keep = True
+        if self._wrapper is None:
+            self._wrapper = connections.create_connection(DEFAULT_DB_ALIAS)
+            self._wrapper.inc_thread_sharing()
+        own = connections[DEFAULT_DB_ALIAS]
+        connections[DEFAULT_DB_ALIAS] = self._wrapper
         try:
-            while True:
-                with self._cond:
-                    while not (self._settlements or self._admissions or self._stopping):
-                        self._cond.wait()
-                    if not (self._settlements or self._admissions):  # stopping, and nothing left to run
-                        self._thread = None  # (a step queued from now on starts a new thread)
-                        return
-                    step = (self._settlements or self._admissions).popleft()
-                context, fn, settlement, done = step[:4]
-                try:
-                    with _Locked(writer_lock, settlement):
-                        step[4] = context.run(fn)
-                except BaseException as exc:  # noqa: BLE001 - the caller's to handle
-                    step[5] = exc
-                    _after_error()
-                done.release()
-                step = context = fn = done = None
+            return fn()
+        except BaseException:
+            _after_error()
+            raise
         finally:
-            connection.close()
+            connections[DEFAULT_DB_ALIAS] = own
 
-    def stop(self) -> None:
-        """Run the steps queued, close the thread's connection and end it (the next step starts a new thread)."""
-        with self._cond:
-            thread, self._stopping = self._thread, True
-            self._cond.notify()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(10)
+    def close(self) -> None:
+        """Close the connection (tests, an orderly shutdown); the next step opens a new one."""
+        if self._wrapper is None:
+            return
+        with _Locked(writer_lock, True):  # never while a step uses it
+            wrapper, self._wrapper = self._wrapper, None
+            wrapper.close()
+            wrapper.dec_thread_sharing()
 
 
-sqlite_writer = SQLiteWriter()
+writer_connection = _WriterConnection()
 
 
 def run_write(fn, settlement: bool = False):
     """`fn()`, one write step of the money path (`settlement`: a settle), through the write gate (`write`). On SQLite
-    a step from an API thread runs on the writer thread (`SQLiteWriter`); one inside a caller's transaction (it must
-    see, and not wait for, what that transaction wrote) or on the LLM door's database thread (one thread already,
-    with its connection) runs where it is, under the gate; one on the writer thread itself runs at once."""
-    if connection.vendor == "sqlite":
-        if sqlite_writer.on_writer_thread():
-            return fn()
-        if not connection.in_atomic_block and not getattr(_thread, "keep", False):
-            return sqlite_writer.run(fn, settlement)
+    a step from an API thread runs on the one writing connection (`_WriterConnection`); one inside a caller's
+    transaction (it must see, and not wait for, what that transaction wrote) or on the LLM door's database thread
+    (one thread, with a connection of its own) runs on its thread's connection."""
     with write(settlement):
+        if connection.vendor == "sqlite" and not connection.in_atomic_block and not getattr(_thread, "keep", False):
+            return writer_connection.run(fn)
         return fn()
 
 
@@ -327,12 +294,12 @@ def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
 
 
 def close_db_threads() -> None:
-    """Close the database threads' connections (the LLM door's, and SQLite's writer thread) and stop the threads (a
-    new pool starts on the next call)."""
+    """Close the database threads' connections (the LLM door's, and SQLite's writing connection) and stop the threads
+    (a new pool starts on the next call)."""
     global _pool
     pool, _pool = _pool, None
     shutdown_pool(pool)
-    sqlite_writer.stop()
+    writer_connection.close()
 
 
 # --- work after the responses ---------------------------------------------------------------------------------

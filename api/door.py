@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 
-from api.dbwork import background, drain, drain_background, shutdown_pool, sqlite_writer  # noqa: F401 - (the shutdown's)
+from api.dbwork import background, drain, drain_background, shutdown_pool, writer_connection  # noqa: F401 - (the shutdown's)
 from core import errors
 from core.ids import new_id
 
@@ -273,18 +273,18 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def close_threads() -> None:
-    """The verb threads and the writer thread: connections closed, threads stopped (new ones start on the next
-    call)."""
+    """The verb threads and SQLite's writing connection: connections closed, threads stopped (new ones start on the
+    next call)."""
     global _verb_pool
     pool, _verb_pool = _verb_pool, None
     shutdown_pool(pool)
-    stop_writer()
+    close_writer()
 
 
-def stop_writer() -> None:
-    """SQLite's writer thread (api.dbwork.SQLiteWriter), where the verbs' writes ran: its queue run, its connection
-    closed, the thread ended (a new one starts on the next write)."""
-    sqlite_writer.stop()
+def close_writer() -> None:
+    """SQLite's writing connection (api.dbwork.writer_connection), on which the verbs' writes ran: closed (the next
+    write opens a new one)."""
+    writer_connection.close()
 
 
 def _db_begin() -> None:

@@ -14,8 +14,8 @@ Two steps around the verb's own work:
   follows once the response is made (handed to the server) (`settle_after_answer`).
 
 `execute` is admit -> run -> settle for an ordinary verb; a streaming verb (the LLM door) calls `admit`, relays,
-then `settle_hold` itself. Both steps write through api.dbwork.run_write (SQLite: one writer thread, which
-serves waiting settlements first) with LLM_ASYNC_COMMIT (PostgreSQL: the statements commit asynchronously).
+then `settle_hold` itself. Both steps write through api.dbwork.run_write (SQLite: one writer at a time, on one
+connection, waiting settlements first) with LLM_ASYNC_COMMIT (PostgreSQL: the statements commit asynchronously).
 `execute` never raises: every outcome, errors included, is a `VerbResponse` carrying the exact bytes to send.
 """
 

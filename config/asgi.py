@@ -47,15 +47,15 @@ _OAUTH_PATHS = frozenset({"/.well-known/oauth-authorization-server", "/oauth/aut
 def _closing_send(send):
     """The lifespan's `send`. Once started: SQLite checkpoints move to a thread of their own
     (core.sqlite_checkpoint). Before shutdown completes: the work after responses is finished (the API door's and
-    the LLM passthrough's settlements, records), its provider connections are closed, SQLite's writer thread closes its
-    connection, and the checkpointer stops."""
+    the LLM passthrough's settlements, records), its provider connections are closed, SQLite's writing connection is
+    closed, and the checkpointer stops."""
     async def closing(message):
         if message["type"] == "lifespan.startup.complete":
             sqlite_checkpoint.start()
         elif message["type"] in ("lifespan.shutdown.complete", "lifespan.shutdown.failed"):
             await asyncio.gather(llm_views.drain_background(), asgi_door.drain_background())
             await llm_upstream.close_sessions()
-            await asyncio.to_thread(asgi_door.stop_writer)
+            await asyncio.to_thread(asgi_door.close_writer)
             await asyncio.to_thread(sqlite_checkpoint.stop)
         await send(message)
     return closing
