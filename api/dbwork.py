@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 logger = logging.getLogger("core.errors")
 
@@ -157,8 +157,6 @@ class _WriterConnection:
 
     def run(self, fn):
         """`fn()` on this connection (the caller holds the write gate)."""
-        from django.db import DEFAULT_DB_ALIAS, connections
-
         if self._wrapper is None:
             self._wrapper = connections.create_connection(DEFAULT_DB_ALIAS)
             self._wrapper.inc_thread_sharing()
@@ -278,8 +276,6 @@ def shutdown_pool(pool: ThreadPoolExecutor | None) -> None:
     """Close the database connection each thread of `pool` keeps and stop the threads (tests, orderly shutdowns)."""
     if pool is None:
         return
-    from django.db import connections
-
     count = pool._max_workers
     barrier = threading.Barrier(count)
 

@@ -278,12 +278,6 @@ def close_threads() -> None:
     global _verb_pool
     pool, _verb_pool = _verb_pool, None
     shutdown_pool(pool)
-    close_writer()
-
-
-def close_writer() -> None:
-    """SQLite's writing connection (api.dbwork.writer_connection), on which the verbs' writes ran: closed (the next
-    write opens a new one)."""
     writer_connection.close()
 
 

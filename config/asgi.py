@@ -27,6 +27,7 @@ mcp_app = _load_mcp_app()
 
 # The LLM passthrough's own ASGI entry: its routes skip Django's handler, middleware and URL
 # resolution (a fifth of the time the passthrough added); llmproxy.asgi does what the middleware does for them.
+from api import dbwork  # noqa: E402
 from api import door as asgi_door  # noqa: E402
 from core import errors, https, sqlite_checkpoint  # noqa: E402
 from llmproxy import asgi as llm_asgi  # noqa: E402
@@ -55,7 +56,7 @@ def _closing_send(send):
         elif message["type"] in ("lifespan.shutdown.complete", "lifespan.shutdown.failed"):
             await asyncio.gather(llm_views.drain_background(), asgi_door.drain_background())
             await llm_upstream.close_sessions()
-            await asyncio.to_thread(asgi_door.close_writer)
+            await asyncio.to_thread(dbwork.writer_connection.close)
             await asyncio.to_thread(sqlite_checkpoint.stop)
         await send(message)
     return closing
